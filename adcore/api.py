@@ -1,0 +1,302 @@
+"""The user-facing language: `fn`, `opaque`, `jvp`, `vjp`, `vec`, `sum`, `select` and friends.
+
+Running a Python body once with symbolic arguments records one IR Function. Calling an `Fn` inside
+another body emits a `call`, so the program stays a DAG of functions; a plain Python function that
+builds IR is a macro and is inlined by construction.
+"""
+
+from __future__ import annotations
+
+import inspect
+import itertools
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from .builder import Builder
+from .errors import AdcoreTypeError, TraceError
+from .ir import Atom, Function, Lit, Var
+from .typecheck import check_function
+from .types import Bool, Int, Real, RefT, Scalar, StructT, Type, VecT, as_type, is_real_leaf, leaf_types
+from .values import (
+    STATE,
+    Arr,
+    Sym,
+    binary,
+    current_builder,
+    current_name,
+    flatten,
+    lift,
+    type_of,
+    unary,
+    unflatten,
+)
+
+_anon = itertools.count(1)
+
+
+def dual_type(t: Type) -> Type:
+    """The type of a value paired with its tangent: Real becomes Dual, structure is kept."""
+    if isinstance(t, Scalar):
+        return StructT((("re", Real), ("du", Real))) if t.name == "Real" else t
+    if isinstance(t, VecT):
+        return VecT(t.n, dual_type(t.elem))
+    if isinstance(t, StructT):
+        return StructT(tuple((k, dual_type(ft)) for k, ft in t.fields))
+    raise AdcoreTypeError(f"no dual type for {t!r}")
+
+
+def tangent_mask(types: Sequence[Type]) -> tuple[bool, ...]:
+    """Positions of tangent leaves in the leaves of the dual types of `types` (interleaved after each Real)."""
+    return tuple(m for t in types for leaf in leaf_types(t) for m in ((False, True) if is_real_leaf(leaf) else (False,)))
+
+
+class Fn:
+    """A traced (or opaque) function with its user-level signature."""
+
+    def __init__(self, ir: Function, params: Sequence[Type], ret: Type):
+        self.ir = ir
+        self.params = tuple(params)
+        self.ret = ret
+
+    @property
+    def name(self) -> str:
+        return self.ir.name
+
+    def __repr__(self) -> str:
+        return f"<fn {self.name}({', '.join(map(repr, self.params))}) -> {self.ret!r}>"
+
+    def __str__(self) -> str:
+        return str(self.ir)
+
+    def __call__(self, *args: Any) -> Any:
+        if not STATE.stack:
+            raise TraceError(
+                f"{self.name} was called outside a traced body; run it with adcore.interp({self.name}) "
+                f"or adcore.compile({self.name})"
+            )
+        leaves = flatten_args(self, args)
+        outs = current_builder().call(self.ir, leaves)
+        return unflatten(self.ret, outs)
+
+    @property
+    def jvp(self) -> Fn | None:
+        j = self.ir.custom_jvp
+        return None if j is None else Fn(j, [dual_type(p) for p in self.params], dual_type(self.ret))
+
+    @jvp.setter
+    def jvp(self, j: Fn) -> None:
+        want = [leaf for p in self.params for leaf in leaf_types(dual_type(p))]
+        got = [leaf for p in j.params for leaf in leaf_types(p)]
+        if got != want or leaf_types(j.ret) != leaf_types(dual_type(self.ret)):
+            raise AdcoreTypeError(
+                f"custom jvp {j.name} of {self.name}: expected signature "
+                f"({', '.join(repr(dual_type(p)) for p in self.params)}) -> {dual_type(self.ret)!r}, "
+                f"got ({', '.join(map(repr, j.params))}) -> {j.ret!r}"
+            )
+        j.ir.linear_mask = tangent_mask(self.params)
+        j.ir.cache["linear_results"] = tangent_mask([self.ret])
+        self.ir.custom_jvp = j.ir
+        self.ir.cache.clear()
+
+
+def flatten_args(f: Fn, args: Sequence[Any]) -> list[Atom]:
+    if len(args) != len(f.params):
+        raise AdcoreTypeError(f"{f.name} expects {len(f.params)} argument(s), got {len(args)}")
+    return [a for k, (t, v) in enumerate(zip(f.params, args)) for a in flatten(t, v, f"argument {k} of {f.name}")]
+
+
+def _check_body_arity(name: str, body: Callable[..., Any], n: int) -> None:
+    try:
+        inspect.signature(body).bind(*range(n))
+    except TypeError:
+        raise AdcoreTypeError(f"the body of {name} must take {n} parameter(s), as its signature declares") from None
+    except ValueError:  # builtins without a signature
+        pass
+
+
+def _name_of(body: Callable[..., Any], name: str | None) -> str:
+    if name:
+        return name
+    n = getattr(body, "__name__", "")
+    return n if n and n != "<lambda>" else f"fn{next(_anon)}"
+
+
+def fn(params: Sequence[Any], ret: Any, body: Callable[..., Any], *, name: str | None = None) -> Fn:
+    """Trace `body` once with symbolic parameters into a new function."""
+    name = _name_of(body, name)
+    if STATE.stack:
+        raise TraceError(
+            f"function {name} defined while tracing {current_name()}: define adcore functions at top "
+            "level (they cannot close over traced values; pass them as parameters)"
+        )
+    ptypes = [as_type(p) for p in params]
+    rtype = as_type(ret)
+    _check_body_arity(name, body, len(ptypes))
+    groups = [[Var(leaf) for leaf in leaf_types(t)] for t in ptypes]
+    builder = Builder()
+    STATE.stack.append((builder, name))
+    try:
+        args = [unflatten(t, g) for t, g in zip(ptypes, groups)]
+        results = flatten(rtype, body(*args), f"result of {name}")
+    finally:
+        STATE.stack.pop()
+    flat = [v for g in groups for v in g]
+    ir = Function(name, tuple(flat), tuple(leaf_types(rtype)), builder.finish(flat, results), signature=(tuple(ptypes), rtype))
+    check_function(ir)
+    return Fn(ir, ptypes, rtype)
+
+
+def opaque(params: Sequence[Any], ret: Any, impl: Callable[..., Any], *, name: str | None = None) -> Fn:
+    """A function whose body adcore cannot see: `impl` runs in the interpreter; give it a `.jvp`."""
+    name = _name_of(impl, name)
+    ptypes = [as_type(p) for p in params]
+    rtype = as_type(ret)
+    flat = tuple(Var(leaf) for t in ptypes for leaf in leaf_types(t))
+    ir = Function(name, flat, tuple(leaf_types(rtype)), None, impl=impl, signature=(tuple(ptypes), rtype))
+    return Fn(ir, ptypes, rtype)
+
+
+# -- transformations as user values -----------------------------------------------------------------
+
+
+def jvp(f: Fn) -> Fn:
+    """Forward mode: a function over duals ({"re": x, "du": dx}) computing f and its directional derivative."""
+    from .forward import jvp_function
+
+    return Fn(jvp_function(f.ir), [dual_type(p) for p in f.params], dual_type(f.ret))
+
+
+class VJP:
+    """The result of `vjp(f)(x)` inside a body: `.ret` is f(x); `.grad(ct)` is the pullback of ct."""
+
+    def __init__(self, f: Fn, ret: Any, residuals: Sequence[Atom], backward: Function):
+        self.f = f
+        self.ret = ret
+        self.residuals = tuple(residuals)
+        self.backward = backward
+
+    def grad(self, cotangent: Any) -> Any:
+        ct_leaves = flatten(self.f.ret, cotangent, f"cotangent of {self.f.name}")
+        real_ct = [a for a, t in zip(ct_leaves, leaf_types(self.f.ret)) if is_real_leaf(t)]
+        outs = iter(current_builder().call(self.backward, [*self.residuals, *real_ct]))
+        b = current_builder()
+        grads = []
+        for t in self.f.params:
+            leaves = [next(outs) if is_real_leaf(leaf) else b.zero(leaf) for leaf in leaf_types(t)]
+            grads.append(unflatten(t, leaves))
+        return grads[0] if len(grads) == 1 else tuple(grads)
+
+
+def vjp(f: Fn) -> Callable[..., VJP]:
+    """Reverse mode, as forward mode followed by transposition (unzip + transpose)."""
+    from .reverse import reverse_pair
+
+    def apply(*args: Any) -> VJP:
+        b = current_builder(f"vjp({f.name})(...)")
+        forward, backward = reverse_pair(f.ir)
+        outs = b.call(forward, flatten_args(f, args))
+        n = len(f.ir.result_types)
+        return VJP(f, unflatten(f.ret, outs[:n]), outs[n:], backward)
+
+    return apply
+
+
+# -- structured values ------------------------------------------------------------------------------
+
+
+def select(cond: Any, a: Any, b: Any) -> Any:
+    """`a` where `cond` holds, else `b`, for values of any one type. The derivative of the branch not
+    taken is exactly zero, even where that branch is inf or NaN (see adcore/transpose.py)."""
+    c = lift(cond)
+    if c.ty != Bool:
+        raise AdcoreTypeError(f"in {current_name()}: select condition must be Bool, got {c.ty!r}")
+    ty = type_of(a) if not isinstance(a, (int, float)) or isinstance(b, (int, float)) else type_of(b)
+    if ty == Int and (type_of(b) == Real):
+        ty = Real
+    xs = flatten(ty, a, "first branch of select")
+    ys = flatten(ty, b, "second branch of select")
+    builder = current_builder()
+    return unflatten(ty, [_select_leaf(builder, c, x, y) for x, y in zip(xs, ys)])
+
+
+def _select_leaf(b: Builder, c: Atom, x: Atom, y: Atom) -> Atom:
+    if isinstance(x.ty, Scalar):
+        return b.emit1("select", c, x, y)
+    ty = x.ty
+    assert isinstance(ty, VecT)
+    return b.loop(ty.n, lambda i, _: [_select_leaf(b, c, b.emit1("index", x, i), b.emit1("index", y, i))])[0]
+
+
+def vec(n: int, elem: Any, body: Callable[[Sym], Any]) -> Arr:
+    """The array [body(0), ..., body(n-1)], built by one loop (O(1) IR whatever n is)."""
+    ty = VecT(n, as_type(elem))
+    b = current_builder("vec")
+    outs = b.loop(n, lambda i, _: flatten(ty.elem, body(Sym(i)), "element of vec"))
+    return Arr(ty, outs)
+
+
+def sum(xs: Any, body: Callable[[Sym], Any] | None = None) -> Any:  # noqa: A001 - the language's name
+    """Sum of an array (`sum(xs)`), of a Python list, or of `body(i)` for i < n (`sum(n, body)`)."""
+    if body is None:
+        if isinstance(xs, Arr):
+            arr = xs
+            return _sum_loop(arr.ty.n, lambda i: arr[i])
+        if isinstance(xs, (list, tuple)):
+            total: Any = 0.0
+            for x in xs:
+                total = total + x
+            return total
+        raise AdcoreTypeError(f"in {current_name()}: sum expects an array or a list, got {xs!r}")
+    if not isinstance(xs, int):
+        raise AdcoreTypeError(f"in {current_name()}: sum(n, body) needs a Python int n, got {xs!r}")
+    return _sum_loop(xs, body)
+
+
+def _sum_loop(n: int, body: Callable[[Sym], Any]) -> Any:
+    b = current_builder("sum")
+    i = Var(Int)
+    b.blocks.append([])
+    value = body(Sym(i))
+    ty = type_of(value)
+    leaves = flatten(ty, value, "summand")
+    refs = [Var(RefT(a.ty)) for a in leaves]
+    for r, a in zip(refs, leaves):
+        if a.ty == Bool:
+            raise AdcoreTypeError(f"in {current_name()}: cannot sum Bool values")
+        b.emit("accum", (r, a))
+    from .ir import Block
+
+    eqns = b.blocks.pop()
+    outs = b.emit("for", (), n=n, body=Block((i, *refs), tuple(eqns), ()))
+    return unflatten(ty, outs)
+
+
+# -- comparisons and logic (== and != stay Python's, so values remain hashable) ----------------------
+
+
+def eq(a: Any, b: Any) -> Sym:
+    return binary("eq", a, b)
+
+
+def neq(a: Any, b: Any) -> Sym:
+    return binary("ne", a, b)
+
+
+def and_(a: Any, b: Any) -> Sym:
+    return binary("and", a, b)
+
+
+def or_(a: Any, b: Any) -> Sym:
+    return binary("or", a, b)
+
+
+def not_(a: Any) -> Sym:
+    return unary("not", a)
+
+
+def to_real(i: Any) -> Sym:
+    """An Int as a Real."""
+    return Sym(current_builder().emit1("i2f", lift(i)))
+
+
+__all__ = ["Fn", "Lit", "and_", "eq", "fn", "jvp", "neq", "not_", "opaque", "or_", "select", "sum", "vec", "vjp"]

@@ -1,0 +1,135 @@
+"""Emitting IR: the one piece of state every transformation shares.
+
+A `Builder` appends equations to the innermost open block. Transformations (jvp, unzip, transpose)
+and the tracer all go through it, so typing happens at emission and constant folding of the trivial
+cases (x + 0, x * 1, zero tangents) happens in one place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from .ir import Atom, Block, Eqn, Function, Lit, Var
+from .prims import result_types
+from .types import Bool, Int, Real, RefT, Scalar, Type, VecT
+
+
+def is_lit(a: Atom, val: float | None = None) -> bool:
+    return isinstance(a, Lit) and (val is None or a.val == val)
+
+
+class Builder:
+    def __init__(self) -> None:
+        self.blocks: list[list[Eqn]] = [[]]
+
+    # -- emission -------------------------------------------------------------------------------
+    def emit(self, prim: str, args: Sequence[Atom], **params: Any) -> tuple[Var, ...]:
+        outs = tuple(Var(t) for t in result_types(prim, [a.ty for a in args], params))
+        self.blocks[-1].append(Eqn(outs, prim, tuple(args), params))
+        return outs
+
+    def emit1(self, prim: str, *args: Atom, **params: Any) -> Atom:
+        folded = fold(prim, args)
+        if folded is not None:
+            return folded
+        return self.emit(prim, args, **params)[0]
+
+    def call(self, f: Function, args: Sequence[Atom]) -> tuple[Var, ...]:
+        return self.emit("call", args, fn=f)
+
+    def loop(
+        self,
+        n: int,
+        body: Callable[[Var, Sequence[Var]], Sequence[Atom]],
+        acc_types: Sequence[Type] = (),
+        index: Var | None = None,
+    ) -> tuple[Var, ...]:
+        """A `for` over 0..n-1: `body(i, refs)` emits into a fresh block and returns its element results."""
+        i = index if index is not None else Var(Int)
+        refs = tuple(Var(RefT(t)) for t in acc_types)
+        self.blocks.append([])
+        results = tuple(body(i, refs))
+        eqns = self.blocks.pop()
+        return self.emit("for", (), n=n, body=Block((i, *refs), tuple(eqns), results))
+
+    def finish(self, params: Sequence[Var], results: Sequence[Atom]) -> Block:
+        assert len(self.blocks) == 1, "unclosed loop body"
+        return Block(tuple(params), tuple(self.blocks[0]), tuple(results))
+
+    # -- small helpers ------------------------------------------------------------------------------
+    def add(self, a: Atom, b: Atom) -> Atom:
+        return self.emit1("add", a, b)
+
+    def sum(self, atoms: Sequence[Atom], ty: Type) -> Atom:
+        """Sum of contributions of one type; arrays are added elementwise by a loop."""
+        if not atoms:
+            return self.zero(ty)
+        total = atoms[0]
+        for a in atoms[1:]:
+            total = self.add(total, a) if isinstance(ty, Scalar) else self.vadd(total, a)
+        return total
+
+    def vadd(self, a: Atom, b: Atom) -> Atom:
+        ty = a.ty
+        assert isinstance(ty, VecT)
+
+        def body(i: Var, refs: Sequence[Var]) -> list[Atom]:
+            x, y = self.emit1("index", a, i), self.emit1("index", b, i)
+            return [self.add(x, y) if isinstance(ty.elem, Scalar) else self.vadd(x, y)]
+
+        return self.loop(ty.n, body)[0]
+
+    def zero(self, ty: Type) -> Atom:
+        if ty == Real:
+            return Lit(0.0, Real)
+        if ty == Int:
+            return Lit(0, Int)
+        if ty == Bool:
+            return Lit(False, Bool)
+        return self.emit("zeros", (), ty=ty)[0]
+
+
+def fold(prim: str, args: Sequence[Atom]) -> Atom | None:
+    """Algebraic identities that keep derivative code small; exact in IEEE arithmetic where it matters
+    (x + 0 -> x is exact for x != -0, which only changes the sign of a zero)."""
+    if prim == "add" and len(args) == 2:
+        a, b = args
+        if is_lit(a, 0) and a.ty == b.ty:
+            return b
+        if is_lit(b, 0) and a.ty == b.ty:
+            return a
+    if prim == "sub" and is_lit(args[1], 0):
+        return args[0]
+    if prim in ("zmul", "zdiv") and (is_lit(args[0], 0)):
+        return args[0]
+    if prim in ("mul", "zmul") and is_lit(args[1], 1):
+        return args[0]
+    if prim in ("mul", "zmul") and is_lit(args[0], 1):
+        return args[1]
+    if prim in ("div", "zdiv") and is_lit(args[1], 1):
+        return args[0]
+    if prim == "select" and isinstance(args[0], Lit):
+        return args[1] if args[0].val else args[2]
+    if all(isinstance(a, Lit) for a in args) and prim in _CONST_FOLD:
+        val = _CONST_FOLD[prim](*(a.val for a in args))
+        ty = args[0].ty if prim != "i2f" else Real
+        if prim in ("lt", "le", "gt", "ge", "eq", "ne", "and", "or", "not"):
+            ty = Bool
+        return Lit(val, ty)  # type: ignore[arg-type]
+    return None
+
+
+_CONST_FOLD: dict[str, Callable[..., Any]] = {
+    "neg": lambda a: -a,
+    "i2f": float,
+    "lt": lambda a, b: a < b,
+    "le": lambda a, b: a <= b,
+    "gt": lambda a, b: a > b,
+    "ge": lambda a, b: a >= b,
+    "eq": lambda a, b: a == b,
+    "ne": lambda a, b: a != b,
+    "and": lambda a, b: a and b,
+    "or": lambda a, b: a or b,
+    "not": lambda a: not a,
+}

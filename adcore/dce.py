@@ -1,0 +1,67 @@
+"""Dead code elimination, including unused loop results and accumulators.
+
+Unzipping and transposing recompute and copy freely; this pass removes what nobody reads.
+"""
+
+from __future__ import annotations
+
+from .ir import Block, Eqn, Function, Var
+from .linearity import free_vars
+
+
+def dce_function(f: Function) -> Function:
+    if f.body is None:
+        return f
+    live = {r for r in f.body.results if isinstance(r, Var)}
+    eqns = dce_eqns(f.body.eqns, live, set())
+    g = Function(f.name, f.params, f.result_types, Block(f.body.params, tuple(eqns), f.body.results))
+    g.linear_mask = f.linear_mask
+    g.signature = f.signature
+    if "linear_results" in f.cache:
+        g.cache["linear_results"] = f.cache["linear_results"]
+    return g
+
+
+def dce_eqns(eqns: tuple[Eqn, ...], live: set[Var], live_refs: set[Var]) -> list[Eqn]:
+    kept: list[Eqn] = []
+    for e in reversed(eqns):
+        if e.prim == "accum":
+            if e.args[0] in live_refs:
+                kept.append(e)
+                live.update(a for a in e.args if isinstance(a, Var))
+        elif e.prim == "for":
+            loop = dce_loop(e, live, live_refs)
+            if loop is not None:
+                kept.append(loop)
+                live.update(free_vars(loop.params["body"]))
+        elif any(o in live for o in e.outs):
+            kept.append(e)
+            live.update(a for a in e.args if isinstance(a, Var))
+    kept.reverse()
+    return kept
+
+
+def dce_loop(e: Eqn, live: set[Var], live_refs: set[Var]) -> Eqn | None:
+    body: Block = e.params["body"]
+    i, *refs = body.params
+    n_elems = len(body.results)
+    keep_elem = [o in live for o in e.outs[:n_elems]]
+    keep_ref = [o in live for o in e.outs[n_elems:]]
+    inner_refs = live_refs | {r for r, k in zip(refs, keep_ref) if k}
+    results = tuple(r for r, k in zip(body.results, keep_elem) if k)
+    inner_live = {r for r in results if isinstance(r, Var)}
+    eqns = dce_eqns(body.eqns, inner_live, inner_refs)
+    if not any(keep_elem) and not any(keep_ref) and not _writes_outer(eqns, live_refs):
+        return None
+    outs = tuple(o for o, k in zip(e.outs, keep_elem + keep_ref) if k)
+    new_body = Block((i, *(r for r, k in zip(refs, keep_ref) if k)), tuple(eqns), results)
+    return Eqn(outs, "for", (), {**e.params, "body": new_body})
+
+
+def _writes_outer(eqns: list[Eqn], refs: set[Var]) -> bool:
+    for e in eqns:
+        if e.prim == "accum" and e.args[0] in refs:
+            return True
+        if e.prim == "for" and _writes_outer(list(e.params["body"].eqns), refs):
+            return True
+    return False

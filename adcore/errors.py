@@ -1,0 +1,21 @@
+"""Errors a user of adcore can get; each message names the function and, where there is one, the parameter."""
+
+
+class AdcoreError(Exception):
+    """Base of every error adcore raises for a mistake in a user program."""
+
+
+class TraceError(AdcoreError):
+    """The Python body of `fn` did something the language cannot express."""
+
+
+class AdcoreTypeError(AdcoreError, TypeError):
+    """Wrong arity or argument type, or an IR that does not type-check."""
+
+
+class LinearityError(AdcoreError):
+    """A derivative (usually a custom JVP) is not linear in its tangents, so it cannot be transposed."""
+
+
+class DomainError(AdcoreError, ValueError):
+    """A math function got an argument outside its domain (reported by the interpreter)."""

@@ -1,0 +1,266 @@
+"""Forward mode: each function f gets a function f' over primal and tangent leaves.
+
+Calling convention (the same as a user's custom JVP over `Dual`s): every Real leaf parameter x is
+followed by its tangent dx, and likewise for results. Tangents that are known to be zero are `None`
+while transforming, so derivative code is only emitted for values that depend on the inputs' tangents.
+Results are cached on the function, and callees are transformed once each: a tower of k functions
+gives k derivative functions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from .builder import Builder
+from .errors import AdcoreError
+from .ir import Atom, Block, Eqn, Function, Lit, Var
+from .types import Real, RefT, Type, is_real_leaf
+
+Tangent = Atom | None
+Rule = Callable[["JvpState", Eqn, list[Atom], list[Tangent]], list[tuple[Atom, Tangent]]]
+
+
+def jvp_function(f: Function) -> Function:
+    cached = f.cache.get("jvp")
+    if cached is not None:
+        return cached
+    if f.custom_jvp is not None:
+        f.cache["jvp"] = f.custom_jvp
+        return f.custom_jvp
+    if f.body is None:
+        raise AdcoreError(f"opaque function {f.name} is differentiated but has no custom jvp (set {f.name}.jvp)")
+    state = JvpState()
+    params: list[Var] = []
+    mask: list[bool] = []
+    for p in f.body.params:
+        x = Var(p.ty)
+        params.append(x)
+        mask.append(False)
+        tangent: Tangent = None
+        if is_real_leaf(p.ty):
+            tangent = Var(p.ty)
+            params.append(tangent)
+            mask.append(True)
+        state.primal[p], state.tangent[p] = x, tangent
+    state.block(f.body)
+    results: list[Atom] = []
+    result_mask: list[bool] = []
+    for r in f.body.results:
+        results.append(state.p(r))
+        result_mask.append(False)
+        if is_real_leaf(r.ty):
+            results.append(state.t_or_zero(r))
+            result_mask.append(True)
+    g = Function(f"{f.name}_jvp", tuple(params), tuple(a.ty for a in results), state.b.finish(params, results))
+    g.linear_mask = tuple(mask)
+    g.cache["linear_results"] = tuple(result_mask)
+    f.cache["jvp"] = g
+    return g
+
+
+class JvpState:
+    def __init__(self) -> None:
+        self.b = Builder()
+        self.primal: dict[Var, Atom] = {}
+        self.tangent: dict[Var, Tangent] = {}
+        self.used_refs: set[Var] = set()
+
+    def p(self, a: Atom) -> Atom:
+        return self.primal[a] if isinstance(a, Var) else a
+
+    def t(self, a: Atom) -> Tangent:
+        return self.tangent.get(a) if isinstance(a, Var) else None
+
+    def t_or_zero(self, a: Atom) -> Atom:
+        dt = self.t(a)
+        return dt if dt is not None else self.b.zero(a.ty)
+
+    def block(self, block: Block) -> None:
+        for e in block.eqns:
+            args = [self.p(a) for a in e.args]
+            tangents = [self.t(a) for a in e.args]
+            if e.prim in ("for", "accum"):
+                pairs = (self.loop if e.prim == "for" else self.accum)(e, args, tangents)
+            elif e.prim == "call":
+                pairs = self.call(e, args, tangents)
+            elif all(dt is None for dt in tangents) or not any(is_real_leaf(o.ty) for o in e.outs):
+                pairs = [(o, None) for o in self.b.emit(e.prim, args, **e.params)]
+            else:
+                pairs = JVP[e.prim](self, e, args, tangents)
+            for o, (x, dx) in zip(e.outs, pairs):
+                self.primal[o], self.tangent[o] = x, dx
+
+    def call(self, e: Eqn, args: list[Atom], tangents: list[Tangent]) -> list[tuple[Atom, Tangent]]:
+        f: Function = e.params["fn"]
+        if all(dt is None for dt in tangents):
+            return [(o, None) for o in self.b.call(f, args)]
+        g = jvp_function(f)
+        ins: list[Atom] = []
+        for a, x, dx in zip(e.args, args, tangents):
+            ins.append(x)
+            if is_real_leaf(a.ty):
+                ins.append(dx if dx is not None else self.b.zero(a.ty))
+        outs = iter(self.b.call(g, ins))
+        return [(next(outs), next(outs) if is_real_leaf(o.ty) else None) for o in e.outs]
+
+    def loop(self, e: Eqn, args: list[Atom], tangents: list[Tangent]) -> list[tuple[Atom, Tangent]]:
+        body: Block = e.params["body"]
+        i, *refs = body.params
+        new_i = Var(i.ty)
+        self.primal[i], self.tangent[i] = new_i, None
+        new_refs = [Var(r.ty) for r in refs]
+        tan_refs = {r: Var(r.ty) for r in refs if is_real_leaf(r.ty.of)}  # type: ignore[union-attr]
+        for r, nr in zip(refs, new_refs):
+            self.primal[r], self.tangent[r] = nr, tan_refs.get(r)
+        self.b.blocks.append([])
+        self.block(body)
+        elems = [self.p(r) for r in body.results]
+        delems = [self.t(r) for r in body.results]
+        used = [r for r in refs if r in tan_refs and tan_refs[r] in self.used_refs]
+        eqns = self.b.blocks.pop()
+        new_body = Block(
+            (new_i, *new_refs, *(tan_refs[r] for r in used)),
+            tuple(eqns),
+            (*elems, *(d for d in delems if d is not None)),
+        )
+        outs = iter(self.b.emit("for", (), n=e.params["n"], body=new_body))
+        elem_outs = [next(outs) for _ in elems]
+        delem_outs = [next(outs) if d is not None else None for d in delems]
+        acc_outs = [next(outs) for _ in refs]
+        dacc = {r: next(outs) for r in used}
+        return [*zip(elem_outs, delem_outs), *((a, dacc.get(r)) for a, r in zip(acc_outs, refs))]
+
+    def accum(self, e: Eqn, args: list[Atom], tangents: list[Tangent]) -> list[tuple[Atom, Tangent]]:
+        ref, value, *idx = e.args
+        self.b.emit("accum", args)
+        dv = tangents[1]
+        dref = self.tangent.get(ref)  # type: ignore[arg-type]
+        if dv is not None and dref is not None:
+            self.used_refs.add(dref)
+            self.b.emit("accum", [dref, dv, *args[2:]])
+        return []
+
+
+# -- rules for scalar primitives: (state, eqn, primals, tangents) -> [(primal out, tangent out)] ---------
+
+
+def _zeros_for(s: JvpState, args: Sequence[Atom], tangents: Sequence[Tangent]) -> list[Atom]:
+    return [dt if dt is not None else s.b.zero(a.ty) for a, dt in zip(args, tangents)]
+
+
+def _linear(prim: str) -> Rule:
+    """Primitives linear in all their Real arguments: the tangent is the same primitive on tangents."""
+
+    def rule(s: JvpState, e: Eqn, xs: list[Atom], dxs: list[Tangent]) -> list[tuple[Atom, Tangent]]:
+        y = s.b.emit1(prim, *xs, **e.params)
+        return [(y, s.b.emit1(prim, *_zeros_for(s, xs, dxs), **e.params))]
+
+    return rule
+
+
+def _add_tangents(s: JvpState, *terms: Tangent) -> Tangent:
+    live = [t for t in terms if t is not None]
+    if not live:
+        return None
+    total = live[0]
+    for t in live[1:]:
+        total = s.b.add(total, t)
+    return total
+
+
+def _scale(s: JvpState, dx: Tangent, factor: Atom) -> Tangent:
+    return None if dx is None else s.b.emit1("zmul", dx, factor)
+
+
+def _mul(s: JvpState, e: Eqn, xs: list[Atom], dxs: list[Tangent]) -> list[tuple[Atom, Tangent]]:
+    (a, b), (da, db) = xs, dxs
+    y = s.b.emit1(e.prim, a, b)
+    if e.prim == "zmul":  # zmul(a, b) is a * b except that a == 0 gives 0 whatever b is
+        return [(y, _add_tangents(s, _scale(s, da, b), _scale(s, db, a)))]
+    return [(y, _add_tangents(s, _scale(s, da, b), _scale(s, db, a)))]
+
+
+def _div(s: JvpState, e: Eqn, xs: list[Atom], dxs: list[Tangent]) -> list[tuple[Atom, Tangent]]:
+    (a, b), (da, db) = xs, dxs
+    y = s.b.emit1(e.prim, a, b)
+    num = da
+    if db is not None:
+        scaled = s.b.emit1("zmul", db, y)
+        num = s.b.emit1("neg", scaled) if da is None else s.b.emit1("sub", da, scaled)
+    return [(y, s.b.emit1("zdiv", num, b))]
+
+
+def _neg(s: JvpState, e: Eqn, xs: list[Atom], dxs: list[Tangent]) -> list[tuple[Atom, Tangent]]:
+    return [(s.b.emit1("neg", xs[0]), s.b.emit1("neg", dxs[0]))]  # type: ignore[arg-type]
+
+
+def _abs(s: JvpState, e: Eqn, xs: list[Atom], dxs: list[Tangent]) -> list[tuple[Atom, Tangent]]:
+    sign = s.b.emit1("copysign", Lit(1.0, Real), xs[0])
+    return [(s.b.emit1("abs", xs[0]), _scale(s, dxs[0], sign))]
+
+
+def _sqrt(s: JvpState, e: Eqn, xs: list[Atom], dxs: list[Tangent]) -> list[tuple[Atom, Tangent]]:
+    y = s.b.emit1("sqrt", xs[0])
+    twice = s.b.emit1("mul", Lit(2.0, Real), y)
+    return [(y, s.b.emit1("zdiv", dxs[0], twice))]  # type: ignore[arg-type]
+
+
+def _minmax(s: JvpState, e: Eqn, xs: list[Atom], dxs: list[Tangent]) -> list[tuple[Atom, Tangent]]:
+    a, b = xs
+    y = s.b.emit1(e.prim, a, b)
+    first = s.b.emit1("lt" if e.prim == "min" else "gt", a, b)
+    da, db = _zeros_for(s, xs, dxs)
+    return [(y, s.b.emit1("select", first, da, db))]
+
+
+def _copysign(s: JvpState, e: Eqn, xs: list[Atom], dxs: list[Tangent]) -> list[tuple[Atom, Tangent]]:
+    a, b = xs
+    y = s.b.emit1("copysign", a, b)
+    ratio = s.b.emit1("mul", s.b.emit1("copysign", Lit(1.0, Real), a), s.b.emit1("copysign", Lit(1.0, Real), b))
+    return [(y, _scale(s, dxs[0], ratio))]
+
+
+def _constant(s: JvpState, e: Eqn, xs: list[Atom], dxs: list[Tangent]) -> list[tuple[Atom, Tangent]]:
+    return [(o, None) for o in s.b.emit(e.prim, xs, **e.params)]
+
+
+def _select(s: JvpState, e: Eqn, xs: list[Atom], dxs: list[Tangent]) -> list[tuple[Atom, Tangent]]:
+    c, a, b = xs
+    y = s.b.emit1("select", c, a, b)
+    if dxs[1] is None and dxs[2] is None:
+        return [(y, None)]
+    da, db = _zeros_for(s, xs[1:], dxs[1:])
+    return [(y, s.b.emit1("select", c, da, db))]
+
+
+def _vec(s: JvpState, e: Eqn, xs: list[Atom], dxs: list[Tangent]) -> list[tuple[Atom, Tangent]]:
+    (y,) = s.b.emit("vec", xs, **e.params)
+    return [(y, s.b.emit("vec", _zeros_for(s, xs, dxs), **e.params)[0])]
+
+
+def _index(s: JvpState, e: Eqn, xs: list[Atom], dxs: list[Tangent]) -> list[tuple[Atom, Tangent]]:
+    arr, i = xs
+    y = s.b.emit1("index", arr, i)
+    return [(y, None if dxs[0] is None else s.b.emit1("index", dxs[0], i))]
+
+
+JVP: dict[str, Rule] = {
+    "add": _linear("add"),
+    "sub": _linear("sub"),
+    "mul": _mul,
+    "zmul": _mul,
+    "div": _div,
+    "zdiv": _div,
+    "neg": _neg,
+    "abs": _abs,
+    "sqrt": _sqrt,
+    "min": _minmax,
+    "max": _minmax,
+    "copysign": _copysign,
+    "select": _select,
+    "vec": _vec,
+    "index": _index,
+    **{p: _constant for p in ("floor", "ceil", "trunc", "i2f", "zeros")},
+}
+
+__all__ = ["JVP", "jvp_function", "RefT", "Type"]

@@ -1,0 +1,257 @@
+"""The reference interpreter: IR semantics in plain Python.
+
+Reals follow IEEE double arithmetic as Wasm does (division by zero gives inf or NaN, sqrt of a
+negative is NaN), so interpreter and compiled code agree bit for bit on the primitives. Arrays are
+Python lists; an accumulator is a one-element list holding its running sum.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from .errors import AdcoreError, DomainError
+from .ir import Block, Eqn, Function, Lit, Var
+from .types import Bool, Int, Real, Scalar, StructT, Type, VecT, leaf_types
+
+NAN = math.nan
+INF = math.inf
+
+
+def fdiv(a: float, b: float) -> float:
+    try:
+        return a / b
+    except ZeroDivisionError:
+        if a != a or a == 0:
+            return NAN
+        return math.copysign(INF, a) * math.copysign(1.0, b)
+
+
+def fsqrt(a: float) -> float:
+    return math.sqrt(a) if a >= 0 or a != a else NAN
+
+
+def fmin(a: float, b: float) -> float:
+    if a != a or b != b:
+        return NAN
+    if a == b:  # -0 < +0, as Wasm's f64.min
+        return a if math.copysign(1.0, a) < 0 else b
+    return a if a < b else b
+
+
+def fmax(a: float, b: float) -> float:
+    if a != a or b != b:
+        return NAN
+    if a == b:
+        return b if math.copysign(1.0, a) < 0 else a
+    return a if a > b else b
+
+
+def _rounding(op: Callable[[float], int]) -> Callable[[float], float]:
+    return lambda a: float(op(a)) if math.isfinite(a) else a
+
+
+def _idiv(a: int, b: int) -> int:
+    if b == 0:
+        raise DomainError("integer division by zero")
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b > 0) else -q
+
+
+def _imod(a: int, b: int) -> int:
+    return a - b * _idiv(a, b)
+
+
+def _zmul(a: float, b: float) -> float:
+    return 0.0 if a == 0 else a * b
+
+
+def _zdiv(a: float, b: float) -> float:
+    return 0.0 if a == 0 else fdiv(a, b)
+
+
+EVAL: dict[str, Callable[..., Any]] = {
+    "add": lambda a, b: a + b,
+    "sub": lambda a, b: a - b,
+    "mul": lambda a, b: a * b,
+    "div": fdiv,
+    "neg": lambda a: -a,
+    "abs": abs,
+    "min": lambda a, b: fmin(a, b) if isinstance(a, float) else min(a, b),
+    "max": lambda a, b: fmax(a, b) if isinstance(a, float) else max(a, b),
+    "sqrt": fsqrt,
+    "floor": _rounding(math.floor),
+    "ceil": _rounding(math.ceil),
+    "trunc": _rounding(math.trunc),
+    "copysign": math.copysign,
+    "zmul": _zmul,
+    "zdiv": _zdiv,
+    "idiv": _idiv,
+    "imod": _imod,
+    "lt": lambda a, b: a < b,
+    "le": lambda a, b: a <= b,
+    "gt": lambda a, b: a > b,
+    "ge": lambda a, b: a >= b,
+    "eq": lambda a, b: a == b,
+    "ne": lambda a, b: a != b,
+    "and": lambda a, b: a and b,
+    "or": lambda a, b: a or b,
+    "not": lambda a: not a,
+    "i2f": float,
+    "select": lambda c, a, b: a if c else b,
+}
+
+
+def zeros(ty: Type) -> Any:
+    if isinstance(ty, VecT):
+        return [zeros(ty.elem) for _ in range(ty.n)]
+    return 0.0 if ty == Real else (0 if ty == Int else False)
+
+
+def _add_into(target: list[Any], k: int, value: Any) -> None:
+    if isinstance(value, list):
+        for j, v in enumerate(value):
+            _add_into(target[k], j, v)
+    else:
+        target[k] += value
+
+
+class Interpreter:
+    """Runs functions; `strict` turns a NaN made from non-NaN inputs into a DomainError."""
+
+    def __init__(self, strict: bool = False):
+        self.strict = strict
+
+    def run(self, f: Function, args: Sequence[Any]) -> list[Any]:
+        if f.body is None:
+            return self.run_opaque(f, args)
+        env: dict[Var, Any] = dict(zip(f.body.params, args))
+        self.block(f, f.body, env)
+        return [env[r] if isinstance(r, Var) else r.val for r in f.body.results]
+
+    def run_opaque(self, f: Function, args: Sequence[Any]) -> list[Any]:
+        if f.impl is None or f.signature is None:
+            raise AdcoreError(f"opaque function {f.name} has no Python implementation")
+        ptypes, rtype = f.signature
+        it = iter(args)
+        user_args = [to_python(t, [next(it) for _ in leaf_types(t)]) for t in ptypes]
+        out = f.impl(*user_args)
+        leaves = from_python(rtype, out, f"result of {f.name}")
+        if self.strict and any(_nan(v) for v in leaves) and not any(_nan(a) for a in args):
+            raise DomainError(f"{f.name}{tuple(user_args)} is outside the function's domain (NaN)")
+        return leaves
+
+    def block(self, f: Function, block: Block, env: dict[Var, Any]) -> None:
+        for e in block.eqns:
+            args = [env[a] if isinstance(a, Var) else a.val for a in e.args]
+            prim = e.prim
+            if prim in EVAL:
+                out = EVAL[prim](*args)
+                if self.strict and out != out and not any(_nan(a) for a in args):
+                    raise DomainError(f"in {f.name}: {prim}{tuple(args)} is NaN")
+                env[e.outs[0]] = out
+            elif prim == "index":
+                arr, i = args
+                if not 0 <= i < len(arr):
+                    raise AdcoreError(f"in {f.name}: index {i} out of bounds for an array of {len(arr)}")
+                env[e.outs[0]] = arr[i]
+            elif prim == "vec":
+                env[e.outs[0]] = list(args)
+            elif prim == "zeros":
+                env[e.outs[0]] = zeros(e.params["ty"])
+            elif prim == "call":
+                for o, v in zip(e.outs, self.run(e.params["fn"], args)):
+                    env[o] = v
+            elif prim == "for":
+                self.loop(f, e, env)
+            elif prim == "accum":
+                ref, value, *idx = args
+                target, k = ref, 0
+                for i in idx:
+                    target, k = target[k], i
+                _add_into(target, k, value)
+            else:
+                raise AdcoreError(f"interpreter: unknown primitive {prim!r} in {f.name}")
+
+    def loop(self, f: Function, e: Eqn, env: dict[Var, Any]) -> None:
+        body: Block = e.params["body"]
+        i_var, *refs = body.params
+        accs = [[zeros(r.ty.of)] for r in refs]  # type: ignore[union-attr]
+        for r, acc in zip(refs, accs):
+            env[r] = acc
+        columns: list[list[Any]] = [[] for _ in body.results]
+        for i in range(e.params["n"]):
+            env[i_var] = i
+            self.block(f, body, env)
+            for col, r in zip(columns, body.results):
+                col.append(env[r] if isinstance(r, Var) else r.val)
+        for o, v in zip(e.outs, [*columns, *(acc[0] for acc in accs)]):
+            env[o] = v
+
+
+def _nan(v: Any) -> bool:
+    return isinstance(v, float) and v != v
+
+
+# -- Python values <-> IR leaves ------------------------------------------------------------------
+
+
+def from_python(ty: Type, value: Any, where: str) -> list[Any]:
+    """The IR leaves of a Python value of user type `ty` (struct of arrays for arrays of structs)."""
+    if isinstance(ty, Scalar):
+        if not isinstance(value, (bool, int, float)) and not hasattr(value, "__float__"):
+            raise AdcoreError(f"{where}: expected {ty!r}, got {type(value).__name__} {value!r}")
+        if ty == Bool:
+            return [bool(value)]
+        if ty == Int:
+            if isinstance(value, float) and not value.is_integer():
+                raise AdcoreError(f"{where}: expected an Int, got {value!r}")
+            return [int(value)]
+        return [float(value)]
+    if isinstance(ty, VecT):
+        if not isinstance(value, (list, tuple)) or len(value) != ty.n:
+            raise AdcoreError(f"{where}: expected a list of {ty.n} for {ty!r}, got {value!r}")
+        elems = [from_python(ty.elem, v, f"{where}[{k}]") for k, v in enumerate(value)]
+        return [[e[j] for e in elems] for j in range(len(leaf_types(ty.elem)))]
+    if isinstance(ty, StructT):
+        if not isinstance(value, dict) or set(value) != {k for k, _ in ty.fields}:
+            raise AdcoreError(f"{where}: expected a dict with fields {[k for k, _ in ty.fields]}, got {value!r}")
+        return [leaf for k, ft in ty.fields for leaf in from_python(ft, value[k], f"{where}[{k!r}]")]
+    raise AdcoreError(f"{where}: unsupported type {ty!r}")
+
+
+def to_python(ty: Type, leaves: Sequence[Any]) -> Any:
+    if isinstance(ty, Scalar):
+        (v,) = leaves
+        return v
+    if isinstance(ty, VecT):
+        k = len(leaf_types(ty.elem))
+        return [to_python(ty.elem, [leaves[j][i] for j in range(k)]) for i in range(ty.n)]
+    if isinstance(ty, StructT):
+        out, pos = {}, 0
+        for name, ft in ty.fields:
+            k = len(leaf_types(ft))
+            out[name] = to_python(ft, leaves[pos : pos + k])
+            pos += k
+        return out
+    raise AdcoreError(f"unsupported type {ty!r}")
+
+
+def interp(f: Any, *, strict: bool = False) -> Callable[..., Any]:
+    """A Python callable running `f` (an `Fn`) on Python values: floats, ints, bools, lists, dicts."""
+    machine = Interpreter(strict)
+
+    def run(*args: Any) -> Any:
+        if len(args) != len(f.params):
+            raise AdcoreError(f"{f.name} expects {len(f.params)} argument(s), got {len(args)}")
+        leaves = [
+            leaf for k, (t, a) in enumerate(zip(f.params, args)) for leaf in from_python(t, a, f"argument {k} of {f.name}")
+        ]
+        return to_python(f.ret, machine.run(f.ir, leaves))
+
+    run.__name__ = f"interp_{f.name}"
+    return run
+
+
+__all__ = ["EVAL", "Interpreter", "from_python", "interp", "to_python", "Lit"]

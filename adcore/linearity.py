@@ -1,0 +1,121 @@
+"""Which values of a function depend on its tangent ("linear") parameters.
+
+Linearity is decided per IR variable by dependence; types do not need to say it. That is what keeps
+the IR closed under nesting: the tangents of an inner derivative are ordinary Reals to an outer one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .errors import LinearityError
+from .ir import Atom, Block, Eqn, Function, Var
+
+# Primitives that may take tangents, and which argument positions may be tangents.
+LINEAR_POSITIONS: dict[str, tuple[int, ...]] = {
+    "add": (0, 1),
+    "sub": (0, 1),
+    "neg": (0,),
+    "mul": (0, 1),
+    "zmul": (0, 1),
+    "div": (0,),
+    "zdiv": (0,),
+    "select": (1, 2),
+    "vec": (),  # any position
+    "index": (0,),
+    "accum": (0, 1),
+}
+
+
+def call_mask(g: Function, arg_linear: Sequence[bool], caller: str) -> tuple[bool, ...]:
+    """The linear parameters a call uses: the callee's own tangent positions when it has them."""
+    if g.linear_mask is not None:
+        if any(a and not m for a, m in zip(arg_linear, g.linear_mask)):
+            k = next(j for j, (a, m) in enumerate(zip(arg_linear, g.linear_mask)) if a and not m)
+            raise LinearityError(f"in {caller}: a tangent is passed to parameter {k} of {g.name}, which is not a tangent")
+        return g.linear_mask
+    return tuple(arg_linear)
+
+
+def call_out_mask(g: Function, mask: tuple[bool, ...]) -> tuple[bool, ...]:
+    declared = g.cache.get("linear_results")
+    if declared is not None and mask == g.linear_mask:
+        return declared
+    from .unzip import unzip_function
+
+    return unzip_function(g, mask).out_mask
+
+
+class Linearity:
+    """The set of linear variables (and accumulator references) of one function."""
+
+    def __init__(self, f: Function, mask: Sequence[bool]):
+        assert f.body is not None
+        self.f = f
+        self.linear: set[Var] = {p for p, m in zip(f.body.params, mask) if m}
+        self.block(f.body)
+
+    def is_linear(self, a: Atom) -> bool:
+        return isinstance(a, Var) and a in self.linear
+
+    def eqn_is_linear(self, e: Eqn) -> bool:
+        return any(self.is_linear(a) for a in e.args) or any(o in self.linear for o in e.outs) or (
+            e.prim == "for" and self.loop_touches_linear(e.params["body"])
+        )
+
+    def loop_touches_linear(self, body: Block) -> bool:
+        return any(self.eqn_is_linear(e) for e in body.eqns)
+
+    def block(self, block: Block) -> None:
+        for e in block.eqns:
+            lin_args = [self.is_linear(a) for a in e.args]
+            if e.prim == "for":
+                body: Block = e.params["body"]
+                self.block(body)
+                _, *refs = body.params
+                flags = [self.is_linear(r) for r in body.results] + [r in self.linear for r in refs]
+                self.linear.update(o for o, m in zip(e.outs, flags) if m)
+            elif e.prim == "call":
+                if any(lin_args):
+                    g = e.params["fn"]
+                    mask = call_mask(g, lin_args, self.f.name)
+                    self.linear.update(o for o, m in zip(e.outs, call_out_mask(g, mask)) if m)
+            elif any(lin_args):
+                allowed = LINEAR_POSITIONS.get(e.prim)
+                bad = allowed is None or (
+                    allowed and any(m and k not in allowed for k, m in enumerate(lin_args))
+                )
+                if e.prim in ("mul", "zmul") and all(lin_args):
+                    raise LinearityError(f"in {self.f.name}: a product of two tangents is not linear")
+                if bad:
+                    raise LinearityError(
+                        f"in {self.f.name}: {e.prim} applied to a tangent; a derivative must be linear in "
+                        "its tangents (a custom jvp may only add, subtract, negate, select tangents and "
+                        "scale them by primal values)"
+                    )
+                if e.prim == "accum":
+                    self.linear.add(e.args[0])  # type: ignore[arg-type]
+                else:
+                    self.linear.update(e.outs)
+
+
+def free_vars(block: Block) -> list[Var]:
+    """Variables a block reads but does not define, in order of first use."""
+    defined: set[Var] = set()
+    seen: dict[Var, None] = {}
+
+    def visit(b: Block) -> None:
+        defined.update(b.params)
+        for e in b.eqns:
+            for a in e.args:
+                if isinstance(a, Var) and a not in defined:
+                    seen.setdefault(a)
+            if e.prim == "for":
+                visit(e.params["body"])
+            defined.update(e.outs)
+        for r in b.results:
+            if isinstance(r, Var) and r not in defined:
+                seen.setdefault(r)
+
+    visit(block)
+    return list(seen)

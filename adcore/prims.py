@@ -1,0 +1,115 @@
+"""Primitives and their typing rules (the "abstract evaluation" table).
+
+Every other transformation keeps its own rule table keyed by the same names: `interp.EVAL`,
+`jvp.JVP`, `transpose.TRANSPOSE`, and the Wasm code generator's table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from .errors import AdcoreTypeError
+from .types import Bool, Int, Real, RefT, Scalar, Type, VecT
+
+NUMERIC_BINARY = ("add", "sub", "mul", "min", "max")
+REAL_BINARY = ("div", "copysign", "zmul", "zdiv")  # zmul/zdiv: 0 * anything = 0 (see transpose.py)
+INT_BINARY = ("idiv", "imod")
+NUMERIC_UNARY = ("neg", "abs")
+REAL_UNARY = ("sqrt", "floor", "ceil", "trunc")
+COMPARE = ("lt", "le", "gt", "ge", "eq", "ne")
+LOGIC = ("and", "or")
+
+Rule = Callable[[Sequence[Type], dict[str, Any]], tuple[Type, ...]]
+TYPE_RULES: dict[str, Rule] = {}
+
+
+def _fail(prim: str, types: Sequence[Type], why: str) -> AdcoreTypeError:
+    shown = ", ".join(map(repr, types))
+    return AdcoreTypeError(f"primitive {prim}({shown}): {why}")
+
+
+def _same_scalar(prim: str, types: Sequence[Type], allowed: tuple[Scalar, ...]) -> Scalar:
+    first = types[0]
+    if not isinstance(first, Scalar) or first not in allowed or any(t != first for t in types):
+        raise _fail(prim, types, f"expects {len(types)} scalars of one type among {allowed}")
+    return first
+
+
+for _p in NUMERIC_BINARY + NUMERIC_UNARY:
+    TYPE_RULES[_p] = lambda ts, ps, _p=_p: (_same_scalar(_p, ts, (Real, Int)),)
+for _p in REAL_BINARY + REAL_UNARY:
+    TYPE_RULES[_p] = lambda ts, ps, _p=_p: (_same_scalar(_p, ts, (Real,)),)
+for _p in INT_BINARY:
+    TYPE_RULES[_p] = lambda ts, ps, _p=_p: (_same_scalar(_p, ts, (Int,)),)
+for _p in COMPARE:
+    TYPE_RULES[_p] = lambda ts, ps, _p=_p: (_same_scalar(_p, ts, (Real, Int, Bool)) and Bool,)
+for _p in LOGIC:
+    TYPE_RULES[_p] = lambda ts, ps, _p=_p: (_same_scalar(_p, ts, (Bool,)),)
+TYPE_RULES["not"] = lambda ts, ps: (_same_scalar("not", ts, (Bool,)),)
+TYPE_RULES["i2f"] = lambda ts, ps: (_same_scalar("i2f", ts, (Int,)) and Real,)
+
+
+def _select(ts: Sequence[Type], ps: dict[str, Any]) -> tuple[Type, ...]:
+    if len(ts) != 3 or ts[0] != Bool or ts[1] != ts[2] or not isinstance(ts[1], Scalar):
+        raise _fail("select", ts, "expects (Bool, T, T) with T a scalar")
+    return (ts[1],)
+
+
+def _vec(ts: Sequence[Type], ps: dict[str, Any]) -> tuple[Type, ...]:
+    elem = ps["elem"]
+    if any(t != elem for t in ts):
+        raise _fail("vec", ts, f"all elements must have type {elem!r}")
+    return (VecT(len(ts), elem),)
+
+
+def _index(ts: Sequence[Type], ps: dict[str, Any]) -> tuple[Type, ...]:
+    if len(ts) != 2 or not isinstance(ts[0], VecT) or ts[1] != Int:
+        raise _fail("index", ts, "expects (Vec, Int)")
+    return (ts[0].elem,)
+
+
+def _zeros(ts: Sequence[Type], ps: dict[str, Any]) -> tuple[Type, ...]:
+    return (ps["ty"],)
+
+
+def _call(ts: Sequence[Type], ps: dict[str, Any]) -> tuple[Type, ...]:
+    f = ps["fn"]
+    if tuple(ts) != f.param_types:
+        raise _fail("call", ts, f"{f.name} expects {f.param_types}")
+    return f.result_types
+
+
+def _for(ts: Sequence[Type], ps: dict[str, Any]) -> tuple[Type, ...]:
+    body = ps["body"]
+    n = ps["n"]
+    idx, *refs = body.params
+    if idx.ty != Int or any(not isinstance(r.ty, RefT) for r in refs):
+        raise _fail("for", ts, "body parameters must be (Int, refs...)")
+    return tuple(VecT(n, r.ty) for r in body.results) + tuple(r.ty.of for r in refs)
+
+
+def _accum(ts: Sequence[Type], ps: dict[str, Any]) -> tuple[Type, ...]:
+    ref, value, *idx = ts
+    if not isinstance(ref, RefT) or any(i != Int for i in idx):
+        raise _fail("accum", ts, "expects (Ref, value, Int...)")
+    target = ref.of
+    for _ in idx:
+        if not isinstance(target, VecT):
+            raise _fail("accum", ts, "more indices than array dimensions")
+        target = target.elem
+    if target != value:
+        raise _fail("accum", ts, f"value must have type {target!r}")
+    return ()
+
+
+TYPE_RULES.update(
+    select=_select, vec=_vec, index=_index, zeros=_zeros, call=_call, accum=_accum, **{"for": _for}
+)
+
+
+def result_types(prim: str, types: Sequence[Type], params: dict[str, Any]) -> tuple[Type, ...]:
+    rule = TYPE_RULES.get(prim)
+    if rule is None:
+        raise AdcoreTypeError(f"unknown primitive {prim!r}")
+    return rule(types, params)

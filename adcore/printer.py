@@ -1,0 +1,49 @@
+"""Readable IR text, in the spirit of the Rose paper's listings."""
+
+from __future__ import annotations
+
+from .ir import Atom, Block, Eqn, Function, call_graph
+
+
+def show_program(f: Function) -> str:
+    """f and every function it calls, callees first."""
+    return "\n\n".join(show_function(g) for g in call_graph(f))
+
+
+def show_function(f: Function) -> str:
+    params = ", ".join(f"{p!r}: {p.ty!r}" for p in f.params)
+    rets = ", ".join(map(repr, f.result_types))
+    head = f"fn {f.name}({params}) -> ({rets})"
+    if f.body is None:
+        return head + " opaque" + (f"  -- jvp: {f.custom_jvp.name}" if f.custom_jvp else "")
+    lines = [head + " {"]
+    _block(f.body, lines, 1)
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def _atoms(atoms: tuple[Atom, ...]) -> str:
+    return ", ".join(map(repr, atoms))
+
+
+def _block(b: Block, lines: list[str], depth: int) -> None:
+    for e in b.eqns:
+        _eqn(e, lines, depth)
+    lines.append("  " * depth + f"return {_atoms(b.results)}")
+
+
+def _eqn(e: Eqn, lines: list[str], depth: int) -> None:
+    pad = "  " * depth
+    outs = ", ".join(f"{o!r}: {o.ty!r}" for o in e.outs)
+    lhs = f"let {outs} = " if e.outs else ""
+    if e.prim == "for":
+        body: Block = e.params["body"]
+        i, *refs = body.params
+        accs = "".join(f", {r!r}: {r.ty!r}" for r in refs)
+        lines.append(f"{pad}{lhs}for {i!r} in 0..{e.params['n']}{accs} {{")
+        _block(body, lines, depth + 1)
+        lines.append(pad + "}")
+        return
+    name = e.params["fn"].name if e.prim == "call" else e.prim
+    extra = f" <{e.params['ty']!r}>" if e.prim == "zeros" else ""
+    lines.append(f"{pad}{lhs}{name}{extra}({_atoms(e.args)})")

@@ -1,0 +1,20 @@
+"""Reverse mode = forward mode, unzipped, with the linear half transposed."""
+
+from __future__ import annotations
+
+from .ir import Function
+from .forward import jvp_function
+from .transpose import transpose_function
+from .unzip import unzip_function
+
+
+def reverse_pair(f: Function) -> tuple[Function, Function]:
+    """(fwd, bwd): fwd(x) -> (f(x), residuals); bwd(residuals, ct of each Real result leaf) -> ct of
+    each Real parameter leaf."""
+    cached = f.cache.get("reverse")
+    if cached is None:
+        df = jvp_function(f)
+        assert df.linear_mask is not None
+        u = unzip_function(df, df.linear_mask)
+        cached = f.cache["reverse"] = (u.fwd, transpose_function(u.lin))
+    return cached

@@ -1,0 +1,272 @@
+"""Transposition: a function linear in some parameters becomes its adjoint.
+
+    lin(r, dx) -> dy      becomes      bwd(r, ct_dy) -> ct_dx
+
+Primal equations (those not reading a tangent) are copied first; then the linear equations are
+visited in reverse, each sending its output's cotangent to its linear inputs. A value used k times
+receives k contributions, summed once when read. Inside a loop, contributions to values defined
+outside the loop are accumulated into references (`accum`), so a gather `x[i]` transposes into a
+scatter-add and a sum into a broadcast.
+
+NaN safety: every scaling of a cotangent uses `zmul`/`zdiv` (0 * anything = 0), so a branch that
+`select` did not take passes back exactly zero even where its primal value is inf or NaN.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from .builder import Builder
+from .dce import dce_function
+from .errors import LinearityError
+from .ir import Atom, Block, Eqn, Function, Lit, Var
+from .linearity import Linearity, call_mask, free_vars
+from .types import Int, Real, RefT, Scalar, Type, VecT
+
+
+@dataclass(frozen=True)
+class OneHot:
+    """A cotangent that is zero except for `value` at position `idx` of an array."""
+
+    idx: tuple[Atom, ...]
+    value: Atom
+
+
+Contribution = Atom | OneHot
+
+
+def transpose_function(f: Function) -> Function:
+    cached = f.cache.get("transpose")
+    if cached is not None:
+        return cached
+    assert f.body is not None and f.linear_mask is not None, f"{f.name} is not a linear function"
+    t = Transposer(f)
+    result = dce_function(t.run())
+    f.cache["transpose"] = result
+    return result
+
+
+class Transposer:
+    def __init__(self, f: Function):
+        self.f = f
+        self.b = Builder()
+        self.info = Linearity(f, f.linear_mask)  # type: ignore[arg-type]
+        self.ct: dict[Var, list[Contribution]] = {}
+        self.ref_ct: dict[Var, Atom | None] = {}
+
+    def run(self) -> Function:
+        f = self.f
+        assert f.body is not None and f.linear_mask is not None
+        primal_params = [p for p, m in zip(f.body.params, f.linear_mask) if not m]
+        linear_params = [p for p, m in zip(f.body.params, f.linear_mask) if m]
+        ct_params = [Var(r.ty) for r in f.body.results]
+        for r, c in zip(f.body.results, ct_params):
+            self.contribute(r, c)
+        self.block(f.body.eqns)
+        results = [self.read(p) for p in linear_params]
+        params = (*primal_params, *ct_params)
+        g = Function(f"{f.name}_T", params, tuple(p.ty for p in linear_params), self.b.finish(params, results))
+        return g
+
+    # -- cotangent bookkeeping ------------------------------------------------------------------
+    def contribute(self, a: Atom, c: Contribution) -> None:
+        if self.info.is_linear(a):
+            self.ct.setdefault(a, []).append(c)  # type: ignore[arg-type]
+
+    def read(self, v: Var) -> Atom:
+        """The total cotangent of v (zero if nothing flowed back)."""
+        return materialize(self.b, v.ty, self.ct.pop(v, []))
+
+    def has_ct(self, v: Var) -> bool:
+        return bool(self.ct.get(v))
+
+    # -- blocks ------------------------------------------------------------------------------------
+    def block(self, eqns: tuple[Eqn, ...]) -> None:
+        linear = []
+        for e in eqns:
+            if self.info.eqn_is_linear(e):
+                linear.append(e)
+            else:
+                self.b.blocks[-1].append(e)  # primal work is copied as it is
+        for e in reversed(linear):
+            if e.prim == "for":
+                self.loop(e)
+            elif e.prim == "accum":
+                self.accum(e)
+            elif e.prim == "call":
+                self.call(e)
+            else:
+                if not self.has_ct(e.outs[0]):
+                    continue
+                if e.prim in ("vec", "index"):
+                    TRANSPOSE[e.prim](self, e, self.ct.pop(e.outs[0]))  # type: ignore[arg-type]
+                else:
+                    TRANSPOSE[e.prim](self, e, self.read(e.outs[0]))  # type: ignore[arg-type]
+
+    def call(self, e: Eqn) -> None:
+        if not any(self.has_ct(o) for o in e.outs):
+            return
+        g: Function = e.params["fn"]
+        mask = call_mask(g, [self.info.is_linear(a) for a in e.args], self.f.name)
+        gt = transpose_function(g) if g.linear_mask == mask else _not_linear(g, self.f)
+        args = [a for a, m in zip(e.args, mask) if not m] + [self.read(o) for o in e.outs]
+        for a, c in zip([a for a, m in zip(e.args, mask) if m], self.b.call(gt, args)):
+            self.contribute(a, c)
+
+    def accum(self, e: Eqn) -> None:
+        ref, value, *idx = e.args
+        target = self.ref_ct.get(ref)  # type: ignore[arg-type]
+        if target is None:
+            return
+        for i in idx:
+            target = self.b.emit1("index", target, i)
+        self.contribute(value, target)
+
+    def loop(self, e: Eqn) -> None:
+        body: Block = e.params["body"]
+        i, *refs = body.params
+        n_elems = len(body.results)
+        elem_ct = [self.read(o) if self.has_ct(o) else None for o in e.outs[:n_elems]]
+        ref_ct = {r: (self.read(o) if self.has_ct(o) else None) for r, o in zip(refs, e.outs[n_elems:])}
+        captured = [v for v in free_vars(body) if self.info.is_linear(v) and not isinstance(v.ty, RefT)]
+        saved_ct, saved_refs = self.ct, dict(self.ref_ct)
+        self.ref_ct.update(ref_ct)
+
+        def transposed_body(j: Var, acc_refs: tuple[Var, ...]) -> list[Atom]:
+            self.ct = {}
+            self.block_with_seeds(body, j, elem_ct)
+            for v, acc in zip(captured, acc_refs):
+                for c in self.ct.pop(v, []):
+                    if isinstance(c, OneHot):
+                        self.b.emit("accum", (acc, c.value, *c.idx))
+                    else:
+                        self.b.emit("accum", (acc, c))
+            return []
+
+        outs = self.b.loop(e.params["n"], transposed_body, [v.ty for v in captured], index=i)
+        self.ct, self.ref_ct = saved_ct, saved_refs
+        for v, total in zip(captured, outs):
+            self.contribute(v, total)
+
+    def block_with_seeds(self, body: Block, i: Var, elem_ct: list[Atom | None]) -> None:
+        for r, c in zip(body.results, elem_ct):
+            if c is not None:
+                self.contribute(r, self.b.emit1("index", c, i))
+        self.block(body.eqns)
+
+
+def _not_linear(g: Function, f: Function) -> Function:
+    raise LinearityError(f"in {f.name}: {g.name} is called with tangents in positions it is not linear in")
+
+
+# -- materializing cotangents -----------------------------------------------------------------------
+
+
+def materialize(b: Builder, ty: Type, contributions: list[Contribution]) -> Atom:
+    full = [c for c in contributions if not isinstance(c, OneHot)]
+    hots = [c for c in contributions if isinstance(c, OneHot)]
+    if hots and isinstance(ty, VecT) and ty.n <= SMALL and _literal_paths(hots):
+        elems = [element(b, ty, contributions, k) for k in range(ty.n)]  # type: ignore[arg-type]
+        return b.emit("vec", elems, elem=ty.elem)[0]
+    total = b.sum(full, ty) if full else None
+    if hots:
+
+        def scatter(_: Var, refs: tuple[Var, ...]) -> list[Atom]:
+            for h in hots:
+                b.emit("accum", (refs[0], h.value, *h.idx))
+            return []
+
+        (scattered,) = b.loop(1, scatter, [ty])
+        total = scattered if total is None else b.vadd(total, scattered)
+    return total if total is not None else b.zero(ty)
+
+
+SMALL = 16  # arrays up to this size get cotangents built element by element, without a loop
+
+
+def _literal_paths(hots: list[OneHot]) -> bool:
+    return all(len(h.idx) == 1 and isinstance(h.idx[0], Lit) for h in hots)
+
+
+def element(b: Builder, ty: VecT, contributions: list[Contribution], k: int) -> Atom:
+    """Cotangent of element k, without building the whole array when the pieces are one-hots."""
+    if _literal_paths([c for c in contributions if isinstance(c, OneHot)]):
+        parts = [
+            b.emit1("index", c, Lit(k, Int)) if not isinstance(c, OneHot) else c.value
+            for c in contributions
+            if not isinstance(c, OneHot) or c.idx[0].val == k  # type: ignore[union-attr]
+        ]
+        return b.sum(parts, ty.elem)
+    return b.emit1("index", materialize(b, ty, contributions), Lit(k, Int))
+
+
+# -- rules: (transposer, eqn, cotangent of the output) ---------------------------------------------
+
+
+def _t_add(t: Transposer, e: Eqn, ct: Atom) -> None:
+    for a in e.args:
+        t.contribute(a, ct)
+
+
+def _t_sub(t: Transposer, e: Eqn, ct: Atom) -> None:
+    a, b = e.args
+    t.contribute(a, ct)
+    if t.info.is_linear(b):
+        t.contribute(b, t.b.emit1("neg", ct))
+
+
+def _t_neg(t: Transposer, e: Eqn, ct: Atom) -> None:
+    t.contribute(e.args[0], t.b.emit1("neg", ct))
+
+
+def _t_mul(t: Transposer, e: Eqn, ct: Atom) -> None:
+    a, b = e.args
+    lin, other = (a, b) if t.info.is_linear(a) else (b, a)
+    t.contribute(lin, t.b.emit1("zmul", ct, other))
+
+
+def _t_div(t: Transposer, e: Eqn, ct: Atom) -> None:
+    t.contribute(e.args[0], t.b.emit1("zdiv", ct, e.args[1]))
+
+
+def _t_select(t: Transposer, e: Eqn, ct: Atom) -> None:
+    c, a, b = e.args
+    zero = Lit(0.0, Real) if isinstance(ct.ty, Scalar) else t.b.zero(ct.ty)
+    if t.info.is_linear(a):
+        t.contribute(a, t.b.emit1("select", c, ct, zero))
+    if t.info.is_linear(b):
+        t.contribute(b, t.b.emit1("select", c, zero, ct))
+
+
+def _t_vec(t: Transposer, e: Eqn, cts: list[Contribution]) -> None:
+    ty = e.outs[0].ty
+    assert isinstance(ty, VecT)
+    for k, a in enumerate(e.args):
+        if t.info.is_linear(a):
+            t.contribute(a, element(t.b, ty, cts, k))
+
+
+def _t_index(t: Transposer, e: Eqn, cts: list[Contribution]) -> None:
+    arr, i = e.args
+    for c in cts:  # paths compose: (arr[i])[j] = v is arr[i, j] = v
+        if isinstance(c, OneHot):
+            t.contribute(arr, OneHot((i, *c.idx), c.value))
+        else:
+            t.contribute(arr, OneHot((i,), c))
+
+
+TRANSPOSE: dict[str, Callable[[Transposer, Eqn, object], None]] = {
+    "add": _t_add,
+    "sub": _t_sub,
+    "neg": _t_neg,
+    "mul": _t_mul,
+    "zmul": _t_mul,
+    "div": _t_div,
+    "zdiv": _t_div,
+    "select": _t_select,
+    "vec": _t_vec,  # type: ignore[dict-item]
+    "index": _t_index,  # type: ignore[dict-item]
+}
+
+__all__ = ["TRANSPOSE", "transpose_function"]

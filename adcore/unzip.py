@@ -1,0 +1,168 @@
+"""Unzipping: split a function with tangent parameters into a primal part and a linear part.
+
+    f(x, dx) -> (y, dy)     becomes     fwd(x) -> (y, residuals)     lin(residuals, dx) -> dy
+
+as in "You Only Linearize Once". Top-level primal work goes to `fwd` and is passed to `lin` as
+residuals. Inside loops, `lin` recomputes the primal part of each iteration instead of storing it
+(iterations are independent, so this costs one extra primal pass and no tape memory). A call with
+tangent arguments is split the same way, recursively, so the call graph is preserved.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .dce import dce_function
+from .errors import LinearityError
+from .ir import Atom, Block, Eqn, Function, Lit, Var
+from .linearity import Linearity, call_mask, free_vars
+
+
+@dataclass(frozen=True)
+class Unzipped:
+    fwd: Function
+    lin: Function
+    out_mask: tuple[bool, ...]
+
+
+def unzip_function(f: Function, mask: tuple[bool, ...]) -> Unzipped:
+    key = ("unzip", mask)
+    if key in f.cache:
+        return f.cache[key]
+    if f.body is None:
+        raise LinearityError(f"opaque function {f.name} is called with tangent arguments")
+    result = Unzipper(f, mask).run()
+    f.cache[key] = result
+    return result
+
+
+class Unzipper:
+    def __init__(self, f: Function, mask: tuple[bool, ...]):
+        self.f = f
+        self.mask = mask
+        self.lin_info = Linearity(f, mask)
+
+    def linear(self, a: Atom) -> bool:
+        return self.lin_info.is_linear(a)
+
+    def run(self) -> Unzipped:
+        f = self.f
+        assert f.body is not None
+        fwd_eqns: list[Eqn] = []
+        lin_eqns: list[Eqn] = []
+        for e in f.body.eqns:
+            if not self.lin_info.eqn_is_linear(e):
+                fwd_eqns.append(e)
+            else:
+                primal, linear = self.split(e)
+                fwd_eqns.extend(primal)
+                lin_eqns.extend(linear)
+        declared = f.cache.get("linear_results") if self.mask == f.linear_mask else None
+        out_mask = declared or tuple(self.linear(r) for r in f.body.results)
+        for k, (r, m) in enumerate(zip(f.body.results, out_mask)):
+            if self.linear(r) and not m:
+                raise LinearityError(f"in {f.name}: primal result {k} depends on a tangent")
+        lin_params = [p for p, m in zip(f.body.params, self.mask) if m]
+        lin_results = [r for r, m in zip(f.body.results, out_mask) if m]
+        lin_block = Block(tuple(lin_params), tuple(lin_eqns), tuple(lin_results))
+        residual_sources = [v for v in free_vars(lin_block) if v not in lin_params]
+        residual_params = {v: Var(v.ty) for v in residual_sources}
+        lin_body = substitute_block(
+            Block((*residual_params.values(), *lin_params), lin_block.eqns, lin_block.results), residual_params
+        )
+        lin = Function(
+            f"{f.name}_lin", lin_body.params, tuple(a.ty for a in lin_body.results), lin_body
+        )
+        lin.linear_mask = (False,) * len(residual_params) + (True,) * len(lin_params)
+        lin.cache["linear_results"] = (True,) * len(lin_results)
+        fwd_params = tuple(p for p, m in zip(f.body.params, self.mask) if not m)
+        fwd_results = tuple(r for r, m in zip(f.body.results, out_mask) if not m) + tuple(residual_sources)
+        fwd = Function(
+            f"{f.name}_fwd", fwd_params, tuple(a.ty for a in fwd_results), Block(fwd_params, tuple(fwd_eqns), fwd_results)
+        )
+        return Unzipped(dce_function(fwd), dce_function(lin), out_mask)
+
+    # -- one equation with something linear -> (primal equations, linear equations) --------------
+    def split(self, e: Eqn) -> tuple[list[Eqn], list[Eqn]]:
+        if e.prim == "call":
+            return self.split_call(e)
+        if e.prim == "for":
+            return self.split_loop(e)
+        return [], [e]
+
+    def split_call(self, e: Eqn) -> tuple[list[Eqn], list[Eqn]]:
+        g: Function = e.params["fn"]
+        mask = call_mask(g, [self.linear(a) for a in e.args], self.f.name)
+        u = unzip_function(g, mask)
+        residuals = [Var(t) for t in u.fwd.result_types[sum(not m for m in u.out_mask) :]]
+        primal_outs = [o for o, m in zip(e.outs, u.out_mask) if not m]
+        linear_outs = [o for o, m in zip(e.outs, u.out_mask) if m]
+        primal_args = [a for a, m in zip(e.args, mask) if not m]
+        linear_args = [a for a, m in zip(e.args, mask) if m]
+        fwd_call = Eqn((*primal_outs, *residuals), "call", tuple(primal_args), {"fn": u.fwd})
+        lin_call = Eqn(tuple(linear_outs), "call", (*residuals, *linear_args), {"fn": u.lin})
+        return [fwd_call], [lin_call]
+
+    def split_loop(self, e: Eqn) -> tuple[list[Eqn], list[Eqn]]:
+        body: Block = e.params["body"]
+        i, *refs = body.params
+        n_elems = len(body.results)
+        elem_lin = [self.linear(r) for r in body.results]
+        ref_lin = [self.linear(r) for r in refs]
+        primal: list[Eqn] = []
+        if not all(elem_lin) or not all(ref_lin):
+            p_body = Block(
+                (i, *(r for r, m in zip(refs, ref_lin) if not m)),
+                tuple(self.primal_part(body.eqns)),
+                tuple(r for r, m in zip(body.results, elem_lin) if not m),
+            )
+            outs = [o for o, m in zip(e.outs, elem_lin + ref_lin) if not m]
+            primal.append(Eqn(tuple(outs), "for", (), {"n": e.params["n"], "body": p_body}))
+        l_body = Block(
+            (i, *(r for r, m in zip(refs, ref_lin) if m)),
+            tuple(self.linear_part(body.eqns)),
+            tuple(r for r, m in zip(body.results, elem_lin) if m),
+        )
+        outs = [o for o, m in zip(e.outs, elem_lin + ref_lin) if m]
+        linear = [Eqn(tuple(outs), "for", (), {"n": e.params["n"], "body": l_body})]
+        assert len(e.outs) == n_elems + len(refs)
+        return primal, linear
+
+    def primal_part(self, eqns: tuple[Eqn, ...]) -> list[Eqn]:
+        """The equations of a loop body that compute its primal values."""
+        out: list[Eqn] = []
+        for e in eqns:
+            if not self.lin_info.eqn_is_linear(e):
+                out.append(e)
+            elif e.prim in ("call", "for"):
+                out.extend(self.split(e)[0])
+        return out
+
+    def linear_part(self, eqns: tuple[Eqn, ...]) -> list[Eqn]:
+        """A loop body's linear equations, preceded by the primal work they need (recomputed)."""
+        out: list[Eqn] = []
+        for e in eqns:
+            if not self.lin_info.eqn_is_linear(e):
+                if e.prim != "accum":
+                    out.append(e)
+                continue
+            primal, linear = self.split(e)
+            out.extend(primal)
+            out.extend(linear)
+        return out
+
+
+def substitute_block(block: Block, sub: dict[Var, Var]) -> Block:
+    def atom(a: Atom) -> Atom:
+        return sub.get(a, a) if isinstance(a, Var) else a
+
+    def eqn(e: Eqn) -> Eqn:
+        params = e.params
+        if e.prim == "for":
+            params = {**params, "body": substitute_block(params["body"], sub)}
+        return Eqn(e.outs, e.prim, tuple(atom(a) for a in e.args), params)
+
+    return Block(block.params, tuple(eqn(e) for e in block.eqns), tuple(atom(r) for r in block.results))
+
+
+__all__ = ["Unzipped", "unzip_function", "Lit"]
