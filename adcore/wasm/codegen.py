@@ -1,0 +1,527 @@
+"""IR -> WebAssembly: one Wasm function per adcore function, arrays in a static memory plan.
+
+Representation:
+- Real is f64; Int and Bool are i32. Arrays live in linear memory, row-major and contiguous, so a
+  nested array's element is a pointer into its parent (no copy). Array variables hold i32 pointers.
+- Every function owns a static frame for the arrays it makes (the call graph is a DAG, so no
+  function is ever active twice at once). A caller passes one output pointer per array result, into
+  its own frame; scalar results are returned as Wasm multi-value results.
+- A scalar accumulator of a `for` is a local; an array accumulator is a zeroed region of the frame.
+- Locals are shared between variables whose lifetimes do not overlap (see `locals.py`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..errors import AdcoreError
+from ..ir import Atom, Block, Eqn, Function, Lit, Var, call_graph
+from ..types import Bool, Int, Real, RefT, Scalar, Type, VecT
+from .encode import F64, I32, Asm, ModuleBuilder
+from .libm import add_libm
+from .locals import allocate_locals
+
+ALIGN = 8
+MAX_MEMORY = 2**30  # a memory plan larger than this is refused at compile time
+
+
+class CodegenError(AdcoreError):
+    """An IR construct or size the Wasm backend cannot compile."""
+
+
+def size_of(t: Type) -> int:
+    if isinstance(t, VecT):
+        return t.n * size_of(t.elem)
+    if isinstance(t, RefT):
+        return size_of(t.of)
+    return 8 if t == Real else 4
+
+
+def wasm_type(t: Type) -> int:
+    return F64 if t == Real else I32
+
+
+def is_array(t: Type) -> bool:
+    return isinstance(t, VecT) or (isinstance(t, RefT) and isinstance(t.of, VecT))
+
+
+def _align(n: int) -> int:
+    return (n + ALIGN - 1) // ALIGN * ALIGN
+
+
+def wasm_signature(f: Function) -> tuple[list[int], list[int]]:
+    params = [I32 if is_array(p.ty) else wasm_type(p.ty) for p in f.params]
+    params += [I32 for t in f.result_types if is_array(t)]  # output pointers
+    results = [wasm_type(t) for t in f.result_types if not is_array(t)]
+    return params, results
+
+
+def libm_name(f: Function) -> str | None:
+    """The Wasm library function implementing an opaque math function of adcore.math, if any."""
+    from .. import math as am
+
+    for table in (am.UNARY, am.BINARY):
+        g = table.get(f.name)
+        if g is not None and g.ir is f:
+            return f.name
+    return None
+
+
+@dataclass
+class Plan:
+    """Where the entry function's array arguments and results live in memory."""
+
+    param_addrs: list[int | None] = field(default_factory=list)
+    result_addrs: list[int | None] = field(default_factory=list)
+    memory_bytes: int = 0
+
+
+def build_module(f: Function, *, bounds_checks: bool = True) -> tuple[bytes, Plan]:
+    """A module exporting `main` (scalar parameters in, scalar results out; arrays at `Plan` addresses)
+    and `memory`."""
+    mod = ModuleBuilder()
+    graph = call_graph(f)
+    opaque = [g for g in graph if g.body is None]
+    missing = [g.name for g in opaque if libm_name(g) is None]
+    if missing:
+        raise CodegenError(
+            f"cannot compile opaque function(s) {', '.join(missing)} to WebAssembly: only adcore.math "
+            "functions have Wasm implementations (write the function with fn instead)"
+        )
+    libm = add_libm(mod, sorted({libm_name(g) for g in opaque}))  # type: ignore[misc]
+    index: dict[int, int] = {id(g): libm[libm_name(g)] for g in opaque}  # type: ignore[index]
+    bodies = [g for g in graph if g.body is not None]
+    for g in bodies:
+        params, results = wasm_signature(g)
+        index[id(g)] = mod.reserve_function(g.name, params, results)
+    plan = Plan()
+    offset = 16  # address 0 stays unused so that a null pointer is never valid data
+    for p in f.params:
+        plan.param_addrs.append(offset if is_array(p.ty) else None)
+        offset += _align(size_of(p.ty)) if is_array(p.ty) else 0
+    for t in f.result_types:
+        plan.result_addrs.append(offset if is_array(t) else None)
+        offset += _align(size_of(t)) if is_array(t) else 0
+    for g in bodies:
+        gen = FunctionGen(g, index, offset, bounds_checks)
+        gen.emit_body()
+        mod.define_function(index[id(g)], gen.local_types, gen.asm)
+        offset = _align(gen.frame_end)
+        if offset > MAX_MEMORY:
+            raise CodegenError(
+                f"memory plan of {offset} bytes exceeds the limit of {MAX_MEMORY} bytes (in {g.name})"
+            )
+    plan.memory_bytes = offset
+    mod.add_function("main", *_entry(f, plan, index[id(f)]), export=True)
+    pages = max(1, -(-offset // 65536))
+    mod.add_memory(pages, pages)
+    return mod.to_bytes(), plan
+
+
+def _entry(f: Function, plan: Plan, target: int) -> tuple[list[int], list[int], list[int], Asm]:
+    params = [wasm_type(p.ty) for p in f.params if not is_array(p.ty)]
+    results = [wasm_type(t) for t in f.result_types if not is_array(t)]
+    a = Asm()
+    k = 0
+    for p, addr in zip(f.params, plan.param_addrs):
+        if addr is None:
+            a.local_get(k)
+            k += 1
+        else:
+            a.i32_const(addr)
+    for addr in plan.result_addrs:
+        if addr is not None:
+            a.i32_const(addr)
+    a.call(target)
+    return params, results, [], a
+
+
+def memory_copy(a: Asm) -> None:
+    a.raw(b"\xfc\x0a\x00\x00")
+
+
+def memory_fill(a: Asm) -> None:
+    a.raw(b"\xfc\x0b\x00")
+
+
+SCALAR_F64 = {
+    "add": "f64_add", "sub": "f64_sub", "mul": "f64_mul", "div": "f64_div", "min": "f64_min",
+    "max": "f64_max", "copysign": "f64_copysign", "neg": "f64_neg", "abs": "f64_abs",
+    "sqrt": "f64_sqrt", "floor": "f64_floor", "ceil": "f64_ceil", "trunc": "f64_trunc",
+    "lt": "f64_lt", "le": "f64_le", "gt": "f64_gt", "ge": "f64_ge", "eq": "f64_eq", "ne": "f64_ne",
+}  # fmt: skip
+SCALAR_I32 = {
+    "add": "i32_add", "sub": "i32_sub", "mul": "i32_mul", "idiv": "i32_div_s", "imod": "i32_rem_s",
+    "lt": "i32_lt_s", "le": "i32_le_s", "gt": "i32_gt_s", "ge": "i32_ge_s", "eq": "i32_eq",
+    "ne": "i32_ne", "and": "i32_and", "or": "i32_or",
+}  # fmt: skip
+
+
+class FunctionGen:
+    """Emits one function. State: the assembler, variable -> local, and the frame's bump pointer."""
+
+    def __init__(self, f: Function, index: dict[int, int], frame_base: int, bounds_checks: bool):
+        assert f.body is not None
+        self.f = f
+        self.index = index
+        self.bounds_checks = bounds_checks
+        self.asm = Asm()
+        self.frame_end = frame_base
+        n_params = len(f.params) + sum(is_array(t) for t in f.result_types)
+        self.local: dict[Var, int] = {p: k for k, p in enumerate(f.params)}
+        self.out_ptrs = list(range(len(f.params), n_params))
+        self.n_params = n_params
+        self.local, self.local_types = allocate_locals(f.body, self.local, n_params, self.storage_type)
+        self.scratch: dict[int, list[int]] = {}
+
+    @staticmethod
+    def storage_type(v: Var) -> int:
+        t = v.ty
+        if isinstance(t, RefT):
+            return I32 if isinstance(t.of, VecT) else wasm_type(t.of)
+        return I32 if is_array(t) else wasm_type(t)
+
+    # -- helpers -------------------------------------------------------------------------------------
+    def temp(self, wtype: int) -> int:
+        """A fresh scratch local (scratch locals are never reused, and few: one per nested copy loop)."""
+        self.local_types.append(wtype)
+        return self.n_params + len(self.local_types) - 1
+
+    def alloc(self, size: int) -> int:
+        addr = self.frame_end
+        self.frame_end += _align(size)
+        return addr
+
+    def get(self, a: Atom) -> None:
+        if isinstance(a, Lit):
+            if a.ty == Real:
+                self.asm.f64_const(float(a.val))
+            else:
+                self.asm.i32_const(int(a.val))
+        else:
+            self.asm.local_get(self.local[a])
+
+    def set(self, v: Var) -> None:
+        if v in self.local:
+            self.asm.local_set(self.local[v])
+        else:
+            self.asm.drop()
+
+    def load(self, t: Type, offset: int = 0) -> None:
+        (self.asm.f64_load if t == Real else self.asm.i32_load)(offset)
+
+    def store(self, t: Type, offset: int = 0) -> None:
+        (self.asm.f64_store if t == Real else self.asm.i32_store)(offset)
+
+    # -- functions and blocks ---------------------------------------------------------------------
+    def emit_body(self) -> None:
+        body = self.f.body
+        assert body is not None
+        self.block(body)
+        outs = iter(self.out_ptrs)
+        for r in body.results:
+            if is_array(r.ty):
+                self.asm.local_get(next(outs))
+                self.get(r)
+                self.asm.i32_const(size_of(r.ty))
+                memory_copy(self.asm)
+        for r in body.results:
+            if not is_array(r.ty):
+                self.get(r)
+
+    def block(self, block: Block) -> None:
+        for e in block.eqns:
+            rule = getattr(self, "op_" + e.prim, None)
+            if rule is not None:
+                rule(e)
+            else:
+                self.scalar(e)
+
+    def scalar(self, e: Eqn) -> None:
+        a = self.asm
+        ty = e.args[0].ty if e.args else None
+        table = SCALAR_F64 if ty == Real else SCALAR_I32
+        prim = e.prim
+        if prim in ("zmul", "zdiv"):
+            x, y = e.args
+            a.f64_const(0.0)
+            self.get(x)
+            self.get(y)
+            a.f64_mul() if prim == "zmul" else a.f64_div()
+            self.get(x)
+            a.f64_const(0.0)
+            a.f64_eq()
+            a.select()
+        elif prim == "select":
+            c, x, y = e.args
+            self.get(x)
+            self.get(y)
+            self.get(c)
+            a.select()
+        elif prim == "not":
+            self.get(e.args[0])
+            a.i32_eqz()
+        elif prim == "i2f":
+            self.get(e.args[0])
+            a.f64_convert_i32_s()
+        elif ty in (Int, Bool) and prim == "neg":
+            a.i32_const(0)
+            self.get(e.args[0])
+            a.i32_sub()
+        elif ty in (Int, Bool) and prim in ("abs", "min", "max"):
+            self.int_select(e)
+        elif prim in table:
+            for x in e.args:
+                self.get(x)
+            getattr(a, table[prim])()
+        else:
+            raise CodegenError(f"in {self.f.name}: no Wasm code for primitive {prim} on {ty!r}")
+        self.set(e.outs[0])
+
+    def int_select(self, e: Eqn) -> None:
+        x = e.args[0]
+        y = e.args[1] if len(e.args) > 1 else Lit(0, Int)
+        if e.prim == "abs":
+            self.asm.i32_const(0)
+            self.get(x)
+            self.asm.i32_sub()
+            self.get(x)
+            self.get(x)
+            self.asm.i32_const(0)
+            self.asm.i32_lt_s()
+            self.asm.select()
+            return
+        self.get(x)
+        self.get(y)
+        self.get(x)
+        self.get(y)
+        (self.asm.i32_lt_s if e.prim == "min" else self.asm.i32_gt_s)()
+        self.asm.select()
+
+    # -- arrays -------------------------------------------------------------------------------------
+    def address(self, base: Atom, ty: Type, idx: list[Atom]) -> int:
+        """Push base + dynamic part of the index path; return the static byte offset."""
+        self.get(base)
+        offset = 0
+        t = ty.of if isinstance(ty, RefT) else ty
+        for i in idx:
+            assert isinstance(t, VecT)
+            stride = size_of(t.elem)
+            if isinstance(i, Lit):
+                offset += int(i.val) * stride
+            else:
+                self.checked_index(i, t.n)
+                if stride != 1:
+                    self.asm.i32_const(stride)
+                    self.asm.i32_mul()
+                self.asm.i32_add()
+            t = t.elem
+        return offset
+
+    def checked_index(self, i: Atom, n: int) -> None:
+        self.get(i)
+        if self.bounds_checks:
+            self.get(i)
+            self.asm.i32_const(n)
+            self.asm.i32_ge_u()
+            self.asm.if_()
+            self.asm.unreachable()
+            self.asm.end()
+
+    def op_index(self, e: Eqn) -> None:
+        arr, i = e.args
+        out = e.outs[0]
+        offset = self.address(arr, arr.ty, [i])
+        if is_array(out.ty):
+            if offset:
+                self.asm.i32_const(offset)
+                self.asm.i32_add()
+        else:
+            self.load(out.ty, offset)
+        self.set(out)
+
+    def op_vec(self, e: Eqn) -> None:
+        out = e.outs[0]
+        elem = e.params["elem"]
+        es = size_of(elem)
+        addr = self.alloc(size_of(out.ty))
+        for k, x in enumerate(e.args):
+            self.asm.i32_const(addr + k * es)
+            self.get(x)
+            if is_array(elem):
+                self.asm.i32_const(es)
+                memory_copy(self.asm)
+            else:
+                self.store(elem)
+        self.asm.i32_const(addr)
+        self.set(out)
+
+    def op_zeros(self, e: Eqn) -> None:
+        out = e.outs[0]
+        if not is_array(out.ty):
+            self.get(Lit(0.0, Real) if out.ty == Real else Lit(0, Int))
+        else:
+            addr = self.alloc(size_of(out.ty))
+            self.fill_zero(addr, size_of(out.ty))
+            self.asm.i32_const(addr)
+        self.set(out)
+
+    def fill_zero(self, addr: int, size: int) -> None:
+        self.asm.i32_const(addr)
+        self.asm.i32_const(0)
+        self.asm.i32_const(size)
+        memory_fill(self.asm)
+
+    def op_call(self, e: Eqn) -> None:
+        g: Function = e.params["fn"]
+        for x in e.args:
+            self.get(x)
+        out_addrs = []
+        for o in e.outs:
+            if is_array(o.ty):
+                addr = self.alloc(size_of(o.ty))
+                out_addrs.append((o, addr))
+                self.asm.i32_const(addr)
+        self.asm.call(self.index[id(g)])
+        for o in reversed([o for o in e.outs if not is_array(o.ty)]):
+            self.set(o)
+        for o, addr in out_addrs:
+            if o in self.local:
+                self.asm.i32_const(addr)
+                self.asm.local_set(self.local[o])
+
+    def op_for(self, e: Eqn) -> None:
+        a = self.asm
+        n = e.params["n"]
+        body: Block = e.params["body"]
+        i, *refs = body.params
+        n_elems = len(body.results)
+        elem_addrs = []
+        for o in e.outs[:n_elems]:
+            addr = self.alloc(size_of(o.ty))
+            elem_addrs.append(addr)
+        for r in refs:
+            acc_t = r.ty.of  # type: ignore[union-attr]
+            if is_array(acc_t):
+                addr = self.alloc(size_of(acc_t))
+                self.fill_zero(addr, size_of(acc_t))
+                a.i32_const(addr)
+            else:
+                self.get(Lit(0.0, Real) if acc_t == Real else Lit(0, Int))
+            a.local_set(self.local[r])
+        a.i32_const(0)
+        a.local_set(self.local[i])
+        a.block()
+        a.loop()
+        a.local_get(self.local[i])
+        a.i32_const(n)
+        a.i32_ge_s()
+        a.br_if(1)
+        self.block(body)
+        for r, o, addr in zip(body.results, e.outs, elem_addrs):
+            es = size_of(r.ty)
+            a.local_get(self.local[i])
+            a.i32_const(es)
+            a.i32_mul()
+            self.get(r)
+            if is_array(r.ty):
+                a.raw(b"")
+                self._copy_to_element(addr, es)
+            else:
+                self.store(r.ty, addr)
+        a.local_get(self.local[i])
+        a.i32_const(1)
+        a.i32_add()
+        a.local_set(self.local[i])
+        a.br(0)
+        a.end()
+        a.end()
+        for o, addr in zip(e.outs[:n_elems], elem_addrs):
+            if o in self.local:
+                a.i32_const(addr)
+                a.local_set(self.local[o])
+        for r, o in zip(refs, e.outs[n_elems:]):
+            if o in self.local and self.local[o] != self.local[r]:
+                a.local_get(self.local[r])
+                a.local_set(self.local[o])
+
+    def _copy_to_element(self, addr: int, es: int) -> None:
+        # stack: [i*es, src]; memory.copy wants (dst, src, n)
+        src = self.temp(I32)
+        self.asm.local_set(src)
+        self.asm.i32_const(addr)
+        self.asm.i32_add()
+        self.asm.local_get(src)
+        self.asm.i32_const(es)
+        memory_copy(self.asm)
+
+    def op_accum(self, e: Eqn) -> None:
+        ref, value, *idx = e.args
+        assert isinstance(ref, Var) and isinstance(ref.ty, RefT)
+        a = self.asm
+        if not is_array(ref.ty.of):
+            a.local_get(self.local[ref])
+            self.get(value)
+            a.f64_add() if ref.ty.of == Real else a.i32_add()
+            a.local_set(self.local[ref])
+            return
+        offset = self.address(ref, ref.ty, list(idx))
+        if not is_array(value.ty):
+            addr = self.temp(I32)
+            a.local_tee(addr)
+            a.local_get(addr)
+            self.load(value.ty, offset)
+            self.get(value)
+            a.f64_add() if value.ty == Real else a.i32_add()
+            self.store(value.ty, offset)
+            return
+        self.add_array_into(offset, value)
+
+    def add_array_into(self, offset: int, value: Atom) -> None:
+        """dst[k] += src[k] for every scalar of the array `value`; the stack holds dst - offset."""
+        a = self.asm
+        scalar_t = _scalar_of(value.ty)
+        width = size_of(scalar_t)
+        count = size_of(value.ty) // width
+        dst, src, k = self.temp(I32), self.temp(I32), self.temp(I32)
+        if offset:
+            a.i32_const(offset)
+            a.i32_add()
+        a.local_set(dst)
+        self.get(value)
+        a.local_set(src)
+        a.i32_const(0)
+        a.local_set(k)
+        a.block()
+        a.loop()
+        a.local_get(k)
+        a.i32_const(count * width)
+        a.i32_ge_s()
+        a.br_if(1)
+        a.local_get(dst)
+        a.local_get(k)
+        a.i32_add()
+        a.local_get(dst)
+        a.local_get(k)
+        a.i32_add()
+        self.load(scalar_t)
+        a.local_get(src)
+        a.local_get(k)
+        a.i32_add()
+        self.load(scalar_t)
+        a.f64_add() if scalar_t == Real else a.i32_add()
+        self.store(scalar_t)
+        a.local_get(k)
+        a.i32_const(width)
+        a.i32_add()
+        a.local_set(k)
+        a.br(0)
+        a.end()
+        a.end()
+
+
+def _scalar_of(t: Type) -> Scalar:
+    while isinstance(t, VecT):
+        t = t.elem
+    assert isinstance(t, Scalar)
+    return t

@@ -1,0 +1,99 @@
+"""Local allocation by liveness: variables whose lifetimes do not overlap share a Wasm local.
+
+Engines reject functions with too many locals, and a derivative function can have tens of
+thousands of SSA variables. A variable used inside a loop but defined outside it stays live until
+the loop ends (the body runs again); a loop's index and accumulators live across the whole loop.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable
+
+from ..ir import Block, Var
+
+
+class _Lifetimes:
+    def __init__(self) -> None:
+        self.pos = 0
+        self.defined: dict[Var, tuple[int, tuple[int, ...]]] = {}
+        self.last_use: dict[Var, int] = {}
+        self.used_in_loop: dict[Var, list[int]] = {}  # uses that keep v alive until a loop's end
+        self.loop_end: dict[int, int] = {}
+
+    def define(self, v: Var, loops: tuple[int, ...]) -> None:
+        self.defined[v] = (self.pos, loops)
+
+    def use(self, v: Var, loops: tuple[int, ...]) -> None:
+        if v not in self.defined:
+            return  # a parameter of the function: it keeps its own local
+        def_loops = self.defined[v][1]
+        if len(loops) > len(def_loops):
+            self.used_in_loop.setdefault(v, []).append(loops[len(def_loops)])
+        else:
+            self.last_use[v] = max(self.last_use.get(v, self.pos), self.pos)
+
+    def block(self, b: Block, loops: tuple[int, ...]) -> None:
+        for e in b.eqns:
+            self.pos += 1
+            for a in e.args:
+                if isinstance(a, Var):
+                    self.use(a, loops)
+            if e.prim == "for":
+                body: Block = e.params["body"]
+                loop_id = self.pos
+                for p in body.params:  # index and accumulators live across iterations
+                    self.define(p, loops)
+                inner = (*loops, loop_id)
+                self.block(body, inner)
+                self.pos += 1
+                for r in body.results:
+                    if isinstance(r, Var):
+                        self.use(r, inner)
+                self.loop_end[loop_id] = self.pos
+                self.pos += 1
+                for p in body.params:  # read when the loop's outputs are written: no sharing with them
+                    self.use(p, loops)
+            else:
+                self.pos += 1
+            for o in e.outs:
+                self.define(o, loops)
+
+    def ends(self) -> dict[Var, int]:
+        ends = dict(self.last_use)
+        for v, loop_ids in self.used_in_loop.items():
+            ends[v] = max([ends.get(v, 0), *(self.loop_end[k] for k in loop_ids)])
+        return ends
+
+
+def allocate_locals(
+    body: Block, fixed: dict[Var, int], n_params: int, storage_type: Callable[[Var], int]
+) -> tuple[dict[Var, int], list[int]]:
+    """Map each used variable to a local index; returns the mapping and the declared locals' types."""
+    life = _Lifetimes()
+    life.block(body, ())
+    life.pos += 1
+    for r in body.results:
+        if isinstance(r, Var):
+            life.use(r, ())
+    ends = life.ends()
+    local = dict(fixed)
+    types: list[int] = []
+    free: dict[int, list[int]] = {}
+    active: list[tuple[int, int, int]] = []  # (end, local index, type)
+    for v, (start, _) in sorted(life.defined.items(), key=lambda kv: kv[1][0]):
+        if v not in ends or v in local:
+            continue
+        while active and active[0][0] < start:
+            _, idx, t = heapq.heappop(active)
+            free.setdefault(t, []).append(idx)
+        t = storage_type(v)
+        pool = free.get(t)
+        if pool:
+            idx = pool.pop()
+        else:
+            types.append(t)
+            idx = n_params + len(types) - 1
+        local[v] = idx
+        heapq.heappush(active, (ends[v], idx, t))
+    return local, types
