@@ -7,6 +7,7 @@ builds IR is a macro and is inlined by construction.
 
 from __future__ import annotations
 
+import builtins
 import inspect
 import itertools
 from collections.abc import Callable, Sequence
@@ -69,11 +70,13 @@ class Fn:
         return str(self.ir)
 
     def __call__(self, *args: Any) -> Any:
-        if not STATE.stack:
-            raise TraceError(
-                f"{self.name} was called outside a traced body; run it with adcore.interp({self.name}) "
-                f"or adcore.compile({self.name})"
-            )
+        if not STATE.stack:  # plain Python values: run it (library code works on numbers and traces alike)
+            from .interpreter import interp
+
+            run = self.ir.cache.get("interp")
+            if run is None:
+                run = self.ir.cache["interp"] = interp(self)
+            return run(*args)
         leaves = flatten_args(self, args)
         outs = current_builder().call(self.ir, leaves)
         return unflatten(self.ret, outs)
@@ -207,6 +210,8 @@ def vjp(f: Fn) -> Callable[..., VJP]:
 def select(cond: Any, a: Any, b: Any) -> Any:
     """`a` where `cond` holds, else `b`, for values of any one type. The derivative of the branch not
     taken is exactly zero, even where that branch is inf or NaN (see adcore/transpose.py)."""
+    if not STATE.stack:
+        return a if cond else b
     c = lift(cond)
     if c.ty != Bool:
         raise AdcoreTypeError(f"in {current_name()}: select condition must be Bool, got {c.ty!r}")
@@ -229,6 +234,8 @@ def _select_leaf(b: Builder, c: Atom, x: Atom, y: Atom) -> Atom:
 
 def vec(n: int, elem: Any, body: Callable[[Sym], Any]) -> Arr:
     """The array [body(0), ..., body(n-1)], built by one loop (O(1) IR whatever n is)."""
+    if not STATE.stack:
+        return [body(i) for i in range(n)]  # type: ignore[return-value, arg-type]
     ty = VecT(n, as_type(elem))
     b = current_builder("vec")
     outs = b.loop(n, lambda i, _: flatten(ty.elem, body(Sym(i)), "element of vec"))
@@ -249,6 +256,8 @@ def sum(xs: Any, body: Callable[[Sym], Any] | None = None) -> Any:  # noqa: A001
         raise AdcoreTypeError(f"in {current_name()}: sum expects an array or a list, got {xs!r}")
     if not isinstance(xs, int):
         raise AdcoreTypeError(f"in {current_name()}: sum(n, body) needs a Python int n, got {xs!r}")
+    if not STATE.stack:
+        return builtins.sum([body(i) for i in range(xs)])  # type: ignore[arg-type]
     return _sum_loop(xs, body)
 
 
@@ -296,6 +305,8 @@ def not_(a: Any) -> Sym:
 
 def to_real(i: Any) -> Sym:
     """An Int as a Real."""
+    if not STATE.stack:
+        return float(i)  # type: ignore[return-value]
     return Sym(current_builder().emit1("i2f", lift(i)))
 
 

@@ -111,25 +111,11 @@ def fold(prim: str, args: Sequence[Atom]) -> Atom | None:
         return args[0]
     if prim == "select" and isinstance(args[0], Lit):
         return args[1] if args[0].val else args[2]
-    if all(isinstance(a, Lit) for a in args) and prim in _CONST_FOLD:
-        val = _CONST_FOLD[prim](*(a.val for a in args))
-        ty = args[0].ty if prim != "i2f" else Real
-        if prim in ("lt", "le", "gt", "ge", "eq", "ne", "and", "or", "not"):
-            ty = Bool
-        return Lit(val, ty)  # type: ignore[arg-type]
+    if args and all(isinstance(a, Lit) for a in args) and prim not in ("idiv", "imod"):
+        from .interpreter import EVAL  # constants fold with the interpreter's (IEEE) semantics
+
+        if prim in EVAL:
+            (ty,) = result_types(prim, [a.ty for a in args], {})
+            val = EVAL[prim](*(a.val for a in args))
+            return Lit(float(val) if ty == Real else val, ty)  # type: ignore[arg-type]
     return None
-
-
-_CONST_FOLD: dict[str, Callable[..., Any]] = {
-    "neg": lambda a: -a,
-    "i2f": float,
-    "lt": lambda a, b: a < b,
-    "le": lambda a, b: a <= b,
-    "gt": lambda a, b: a > b,
-    "ge": lambda a, b: a >= b,
-    "eq": lambda a, b: a == b,
-    "ne": lambda a, b: a != b,
-    "and": lambda a, b: a and b,
-    "or": lambda a, b: a or b,
-    "not": lambda a: not a,
-}

@@ -166,7 +166,20 @@ def to_real(a: Atom) -> Atom:
     return a
 
 
+def _eager(prim: str, *xs: Any) -> Any:
+    """Outside a trace, primitives on Python numbers compute right away (IEEE, as compiled code)."""
+    from .interpreter import EVAL
+
+    if prim in ("div", "copysign", "zmul", "zdiv", "sqrt", "floor", "ceil", "trunc") or (
+        prim in ("min", "max", "abs", "add", "sub", "mul", "neg") and any(isinstance(x, float) for x in xs)
+    ):
+        xs = tuple(float(x) for x in xs)
+    return EVAL[prim](*xs)
+
+
 def binary(prim: str, a: Any, b: Any, *, real: bool = False) -> Sym:
+    if not STATE.stack and not isinstance(a, Sym) and not isinstance(b, Sym):
+        return _eager(prim, a, b)
     like = next((x.ty for x in (a, b) if isinstance(x, Sym)), None)
     x, y = lift(a, like), lift(b, like)
     if real or x.ty != y.ty:
@@ -177,6 +190,8 @@ def binary(prim: str, a: Any, b: Any, *, real: bool = False) -> Sym:
 
 
 def unary(prim: str, a: Any) -> Sym:
+    if not STATE.stack and not isinstance(a, Sym):
+        return _eager(prim, a)
     return Sym(current_builder().emit1(prim, lift(a)))
 
 
