@@ -16,6 +16,7 @@ from typing import Any
 from .builder import Builder
 from .errors import AdcoreTypeError, TraceError
 from .ir import Atom, Function, Lit, Var
+from .lazy import find_lazy
 from .typecheck import check_function
 from .types import Bool, Int, Real, RefT, Scalar, StructT, Type, VecT, as_type, is_real_leaf, leaf_types
 from .values import (
@@ -72,6 +73,10 @@ class Fn:
     def __call__(self, *args: Any) -> Any:
         if not STATE.stack:  # plain Python values: run it (library code works on numbers and traces alike)
             from .interpreter import interp
+
+            lazy = find_lazy(*args)
+            if lazy is not None:
+                return lazy.lazy_call(self, args)
 
             run = self.ir.cache.get("interp")
             if run is None:
@@ -170,36 +175,46 @@ def jvp(f: Fn) -> Fn:
 
 
 class VJP:
-    """The result of `vjp(f)(x)` inside a body: `.ret` is f(x); `.grad(ct)` is the pullback of ct."""
+    """The result of `vjp(f)(x)` inside a body: `.ret` is f(x); `.grad(ct)` is the pullback of ct
+    (one gradient per parameter; parameters left out by `wrt` get None)."""
 
-    def __init__(self, f: Fn, ret: Any, residuals: Sequence[Atom], backward: Function):
+    def __init__(self, f: Fn, ret: Any, residuals: Sequence[Atom], backward: Function, wrt: Sequence[int] | None):
         self.f = f
         self.ret = ret
         self.residuals = tuple(residuals)
         self.backward = backward
+        self.wrt = wrt
 
     def grad(self, cotangent: Any) -> Any:
         ct_leaves = flatten(self.f.ret, cotangent, f"cotangent of {self.f.name}")
         real_ct = [a for a, t in zip(ct_leaves, leaf_types(self.f.ret)) if is_real_leaf(t)]
         outs = iter(current_builder().call(self.backward, [*self.residuals, *real_ct]))
         b = current_builder()
-        grads = []
-        for t in self.f.params:
+        grads: list[Any] = []
+        for k, t in enumerate(self.f.params):
+            if self.wrt is not None and k not in self.wrt:
+                grads.append(None)
+                continue
             leaves = [next(outs) if is_real_leaf(leaf) else b.zero(leaf) for leaf in leaf_types(t)]
             grads.append(unflatten(t, leaves))
         return grads[0] if len(grads) == 1 else tuple(grads)
 
 
-def vjp(f: Fn) -> Callable[..., VJP]:
-    """Reverse mode, as forward mode followed by transposition (unzip + transpose)."""
+def vjp(f: Fn, wrt: Sequence[int] | None = None) -> Callable[..., VJP]:
+    """Reverse mode, as forward mode followed by transposition (unzip + transpose). `wrt` lists the
+    parameters to differentiate with respect to (default: all)."""
     from .reverse import reverse_pair
+
+    mask = None
+    if wrt is not None:
+        mask = tuple(k in wrt for k, t in enumerate(f.params) for _ in leaf_types(t))
 
     def apply(*args: Any) -> VJP:
         b = current_builder(f"vjp({f.name})(...)")
-        forward, backward = reverse_pair(f.ir)
+        forward, backward = reverse_pair(f.ir, mask)
         outs = b.call(forward, flatten_args(f, args))
         n = len(f.ir.result_types)
-        return VJP(f, unflatten(f.ret, outs[:n]), outs[n:], backward)
+        return VJP(f, unflatten(f.ret, outs[:n]), outs[n:], backward, wrt)
 
     return apply
 
@@ -211,7 +226,7 @@ def select(cond: Any, a: Any, b: Any) -> Any:
     """`a` where `cond` holds, else `b`, for values of any one type. The derivative of the branch not
     taken is exactly zero, even where that branch is inf or NaN (see adcore/transpose.py)."""
     if not STATE.stack:
-        return a if cond else b
+        return _select_outside(cond, a, b)
     c = lift(cond)
     if c.ty != Bool:
         raise AdcoreTypeError(f"in {current_name()}: select condition must be Bool, got {c.ty!r}")
@@ -222,6 +237,17 @@ def select(cond: Any, a: Any, b: Any) -> Any:
     ys = flatten(ty, b, "second branch of select")
     builder = current_builder()
     return unflatten(ty, [_select_leaf(builder, c, x, y) for x, y in zip(xs, ys)])
+
+
+def _select_outside(cond: Any, a: Any, b: Any) -> Any:
+    lazy = find_lazy(cond)
+    if lazy is None:
+        return a if cond else b
+    if isinstance(a, (list, tuple)):
+        return [_select_outside(cond, x, y) for x, y in zip(a, b)]
+    if isinstance(a, dict):
+        return {k: _select_outside(cond, a[k], b[k]) for k in a}
+    return lazy.lazy_select(cond, a, b)
 
 
 def _select_leaf(b: Builder, c: Atom, x: Atom, y: Atom) -> Atom:

@@ -20,24 +20,27 @@ Tangent = Atom | None
 Rule = Callable[["JvpState", Eqn, list[Atom], list[Tangent]], list[tuple[Atom, Tangent]]]
 
 
-def jvp_function(f: Function) -> Function:
-    cached = f.cache.get("jvp")
+def jvp_function(f: Function, wrt: tuple[bool, ...] | None = None) -> Function:
+    """f' over (x, dx) pairs; with `wrt`, only the parameter leaves it marks get a tangent (the
+    others are held constant), so no derivative work is spent on data such as index tables."""
+    key = ("jvp", wrt)
+    cached = f.cache.get(key)
     if cached is not None:
         return cached
-    if f.custom_jvp is not None:
-        f.cache["jvp"] = f.custom_jvp
+    if f.custom_jvp is not None and wrt is None:
+        f.cache[key] = f.custom_jvp
         return f.custom_jvp
     if f.body is None:
         raise AdcoreError(f"opaque function {f.name} is differentiated but has no custom jvp (set {f.name}.jvp)")
     state = JvpState()
     params: list[Var] = []
     mask: list[bool] = []
-    for p in f.body.params:
+    for k, p in enumerate(f.body.params):
         x = Var(p.ty)
         params.append(x)
         mask.append(False)
         tangent: Tangent = None
-        if is_real_leaf(p.ty):
+        if is_real_leaf(p.ty) and (wrt is None or wrt[k]):
             tangent = Var(p.ty)
             params.append(tangent)
             mask.append(True)
@@ -54,7 +57,7 @@ def jvp_function(f: Function) -> Function:
     g = Function(f"{f.name}_jvp", tuple(params), tuple(a.ty for a in results), state.b.finish(params, results))
     g.linear_mask = tuple(mask)
     g.cache["linear_results"] = tuple(result_mask)
-    f.cache["jvp"] = g
+    f.cache[key] = g
     return g
 
 
@@ -94,11 +97,14 @@ class JvpState:
         f: Function = e.params["fn"]
         if all(dt is None for dt in tangents):
             return [(o, None) for o in self.b.call(f, args)]
-        g = jvp_function(f)
+        active = tuple(dt is not None or not is_real_leaf(a.ty) for a, dt in zip(e.args, tangents))
+        # specialize the callee to the arguments that carry tangents (custom JVPs take them all)
+        wrt = None if all(active) or f.custom_jvp is not None else active
+        g = jvp_function(f, wrt)
         ins: list[Atom] = []
-        for a, x, dx in zip(e.args, args, tangents):
+        for a, x, dx, on in zip(e.args, args, tangents, active):
             ins.append(x)
-            if is_real_leaf(a.ty):
+            if is_real_leaf(a.ty) and (wrt is None or on):
                 ins.append(dx if dx is not None else self.b.zero(a.ty))
         outs = iter(self.b.call(g, ins))
         return [(next(outs), next(outs) if is_real_leaf(o.ty) else None) for o in e.outs]

@@ -8,13 +8,14 @@ from .transpose import transpose_function
 from .unzip import unzip_function
 
 
-def reverse_pair(f: Function) -> tuple[Function, Function]:
+def reverse_pair(f: Function, wrt: tuple[bool, ...] | None = None) -> tuple[Function, Function]:
     """(fwd, bwd): fwd(x) -> (f(x), residuals); bwd(residuals, ct of each Real result leaf) -> ct of
-    each Real parameter leaf."""
-    cached = f.cache.get("reverse")
+    each Real parameter leaf (only the leaves `wrt` marks, if given)."""
+    key = ("reverse", wrt)
+    cached = f.cache.get(key)
     if cached is None:
-        df = jvp_function(f)
+        df = jvp_function(f, wrt)
         assert df.linear_mask is not None
         u = unzip_function(df, df.linear_mask)
-        cached = f.cache["reverse"] = (u.fwd, transpose_function(u.lin))
+        cached = f.cache[key] = (u.fwd, transpose_function(u.lin))
     return cached

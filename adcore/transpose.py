@@ -54,6 +54,7 @@ class Transposer:
         self.info = Linearity(f, f.linear_mask)  # type: ignore[arg-type]
         self.ct: dict[Var, list[Contribution]] = {}
         self.ref_ct: dict[Var, Atom | None] = {}
+        self.acc_for: dict[Var, Var] = {}  # captured linear value -> accumulator of its cotangent
 
     def run(self) -> Function:
         f = self.f
@@ -130,13 +131,18 @@ class Transposer:
         elem_ct = [self.read(o) if self.has_ct(o) else None for o in e.outs[:n_elems]]
         ref_ct = {r: (self.read(o) if self.has_ct(o) else None) for r, o in zip(refs, e.outs[n_elems:])}
         captured = [v for v in free_vars(body) if self.info.is_linear(v) and not isinstance(v.ty, RefT)]
-        saved_ct, saved_refs = self.ct, dict(self.ref_ct)
+        # a value captured from outside an enclosing loop too already has that loop's accumulator:
+        # add into it directly, so a gather x[idx] in a nested loop scatters in O(1), not O(len x)
+        own = [v for v in captured if v not in self.acc_for]
+        saved_ct, saved_refs, saved_acc = self.ct, dict(self.ref_ct), dict(self.acc_for)
         self.ref_ct.update(ref_ct)
 
         def transposed_body(j: Var, acc_refs: tuple[Var, ...]) -> list[Atom]:
             self.ct = {}
+            self.acc_for.update(zip(own, acc_refs))
             self.block_with_seeds(body, j, elem_ct)
-            for v, acc in zip(captured, acc_refs):
+            for v in captured:
+                acc = self.acc_for[v]
                 for c in self.ct.pop(v, []):
                     if isinstance(c, OneHot):
                         self.b.emit("accum", (acc, c.value, *c.idx))
@@ -144,9 +150,9 @@ class Transposer:
                         self.b.emit("accum", (acc, c))
             return []
 
-        outs = self.b.loop(e.params["n"], transposed_body, [v.ty for v in captured], index=i)
-        self.ct, self.ref_ct = saved_ct, saved_refs
-        for v, total in zip(captured, outs):
+        outs = self.b.loop(e.params["n"], transposed_body, [v.ty for v in own], index=i)
+        self.ct, self.ref_ct, self.acc_for = saved_ct, saved_refs, saved_acc
+        for v, total in zip(own, outs):
             self.contribute(v, total)
 
     def block_with_seeds(self, body: Block, i: Var, elem_ct: list[Atom | None]) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 from .builder import Builder
 from .errors import AdcoreTypeError, TraceError
 from .ir import Atom, Lit
+from .lazy import find_lazy
 from .types import Bool, Int, Real, Scalar, StructT, Type, VecT, as_type, leaf_types
 
 
@@ -179,7 +180,8 @@ def _eager(prim: str, *xs: Any) -> Any:
 
 def binary(prim: str, a: Any, b: Any, *, real: bool = False) -> Sym:
     if not STATE.stack and not isinstance(a, Sym) and not isinstance(b, Sym):
-        return _eager(prim, a, b)
+        lazy = find_lazy(a, b)
+        return lazy.lazy_prim(prim, (a, b)) if lazy else _eager(prim, a, b)
     like = next((x.ty for x in (a, b) if isinstance(x, Sym)), None)
     x, y = lift(a, like), lift(b, like)
     if real or x.ty != y.ty:
@@ -191,7 +193,8 @@ def binary(prim: str, a: Any, b: Any, *, real: bool = False) -> Sym:
 
 def unary(prim: str, a: Any) -> Sym:
     if not STATE.stack and not isinstance(a, Sym):
-        return _eager(prim, a)
+        lazy = find_lazy(a)
+        return lazy.lazy_prim(prim, (a,)) if lazy else _eager(prim, a)
     return Sym(current_builder().emit1(prim, lift(a)))
 
 

@@ -233,3 +233,20 @@ def test_strict_interpreter_reports_domain_errors() -> None:
     assert math.isnan(interp(f)(-1.0))
     with pytest.raises(adcore.DomainError, match="log"):
         interp(f, strict=True)(-1.0)
+
+
+def test_nested_gather_scatters_into_the_outer_accumulator() -> None:
+    n, m = 200, 3
+    f = fn(
+        [Vec(n, Real), Vec(n, Vec(m, Int))],
+        Real,
+        lambda x, rows: adcore.sum(n, lambda r: adcore.sum(vec(m, Real, lambda j: x[rows[r][j]] ** 2))),
+    )
+    g = fn([Vec(n, Real), Vec(n, Vec(m, Int))], Vec(n, Real), lambda x, rows: vjp(f, wrt=[0])(x, rows).grad(1.0)[0])
+    backward = adcore.reverse.reverse_pair(f.ir, (True, False))[1]
+    refs = [p for e in backward.body.eqns if e.prim == "for" for p in e.params["body"].params[1:]]
+    assert [r.ty.of for r in refs] == [Vec(n, Real)]  # one accumulator for x, none per inner loop
+    xs = [0.01 * k for k in range(n)]
+    rows = [[k, (k + 1) % n, k] for k in range(n)]
+    want = [2 * xs[k] * 3 for k in range(n)]  # x[k] is read twice by row k and once by row k - 1
+    assert interp(g)(xs, rows) == pytest.approx(want, rel=1e-14)
