@@ -182,10 +182,11 @@ def _no_shapes(value: Any) -> None:
     return None
 
 
-def signature(value: Any, props_of: PropsOf = _no_shapes) -> Sig:
+def signature(value: Any, props_of: PropsOf = _no_shapes, memo: dict[int, Sig] | None = None) -> Sig:
     """The structure of `value` with its numbers abstracted into slots, in a fixed traversal order.
 
     `props_of(v)` returns (kind, ((prop, value), ...)) for objects standing for shapes, or None.
+    `memo` caches the signatures of shapes by identity (they are shared by many goals).
     """
     if isinstance(value, Node):
         return _node_sig(value, props_of)
@@ -196,17 +197,22 @@ def signature(value: Any, props_of: PropsOf = _no_shapes) -> Sig:
     if isinstance(value, str):
         return intern(("str", value)), (), ()
     if isinstance(value, (list, tuple)):
-        return _combine("list", [signature(v, props_of) for v in value])
+        return _combine("list", [signature(v, props_of, memo) for v in value])
     if isinstance(value, dict):
         keys = tuple(value)
         sid, ins, cs = _combine("dict", [signature(value[k], props_of) for k in keys])
         return intern(("keys", keys, sid)), ins, cs
+    if memo is not None and id(value) in memo:
+        return memo[id(value)]
     described = props_of(value)
     if described is not None:
         kind, props = described
         names = tuple(p for p, _ in props)
         sid, ins, cs = _combine("shape", [signature(v, props_of) for _, v in props])
-        return intern(("shape", kind, names, sid)), ins, cs
+        result = intern(("shape", kind, names, sid)), ins, cs
+        if memo is not None:
+            memo[id(value)] = result
+        return result
     if value is None:
         return intern(("none",)), (), ()
     sig = getattr(value, "static_signature", None)  # e.g. path commands: (tag, fields)

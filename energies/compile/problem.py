@@ -1,0 +1,205 @@
+"""A Diagram's optimization problem, compiled to WebAssembly (the optimizer's PenaltyProblem).
+
+Compiled functions are cached by structure (the kinds' signatures and table sizes), so a repeated
+request only writes new tables into memory and optimizes. Each CompiledProblem owns its Wasm
+instances: use one per thread.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+import adcore
+from adcore.wasm.compiled import Compiled
+
+from ..diagram import Diagram, GoalInstance
+from ..optimize import GoalValues, StageSpec
+from .energy import (
+    energy_function,
+    goal_gradients_function,
+    goal_values_function,
+    kind_function,
+    value_and_grad,
+)
+from .kinds import GoalKind, group_goals
+
+
+@dataclass
+class Functions:
+    energy_and_grad: adcore.Fn
+    goal_values: adcore.Fn
+    goal_gradients: adcore.Fn | None = None
+    kind_fns: list[adcore.Fn] | None = None
+
+
+class FunctionCache:
+    """An LRU of compiled energies by structure (thread-safe)."""
+
+    def __init__(self, size: int = 64):
+        self.size = size
+        self.items: OrderedDict[Any, Functions] = OrderedDict()
+        self.lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    def get(self, key: Any) -> Functions | None:
+        with self.lock:
+            found = self.items.get(key)
+            if found is not None:
+                self.items.move_to_end(key)
+                self.hits += 1
+            else:
+                self.misses += 1
+            return found
+
+    def put(self, key: Any, value: Functions) -> None:
+        with self.lock:
+            self.items[key] = value
+            self.items.move_to_end(key)
+            while len(self.items) > self.size:
+                self.items.popitem(last=False)
+
+
+CACHE = FunctionCache()
+
+
+class GoalNames(Sequence[str]):
+    """Goal descriptions, formatted only when read (a large diagram has hundreds of thousands)."""
+
+    def __init__(self, goals: list[GoalInstance]):
+        self.goals = goals
+
+    def __len__(self) -> int:
+        return len(self.goals)
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [g.describe() for g in self.goals[i]]
+        return self.goals[i].describe()
+
+
+class CompiledProblem:
+    def __init__(
+        self, diagram: Diagram, *, time_limit: float | None = 60.0, cache: FunctionCache | None = CACHE
+    ):
+        t0 = time.perf_counter()
+        self.diagram = diagram
+        self.n_inputs = len(diagram.unknowns.x0)
+        self.objectives = [g for g in diagram.goals if g.kind == "objective"]
+        self.constraints = [g for g in diagram.goals if g.kind == "constraint"]
+        self.objective_names = GoalNames(self.objectives)
+        self.constraint_names = GoalNames(self.constraints)
+        self.kinds: list[GoalKind] = group_goals(self.objectives, "objective") + group_goals(
+            self.constraints, "constraint"
+        )
+        key = (self.n_inputs, tuple(k.structure() for k in self.kinds))
+        found = cache.get(key) if cache is not None else None
+        self.cache_hit = found is not None
+        if found is None:
+            kind_fns = [kind_function(k, i) for i, k in enumerate(self.kinds)]
+            energy = energy_function(self.kinds, kind_fns, self.n_inputs)
+            found = Functions(
+                value_and_grad(energy),
+                goal_values_function(self.kinds, kind_fns, self.n_inputs),
+                kind_fns=kind_fns,
+            )
+            if cache is not None:
+                cache.put(key, found)
+        self.functions = found
+        self.trace_seconds = time.perf_counter() - t0
+        t1 = time.perf_counter()
+        self.vg = Compiled(found.energy_and_grad, time_limit=time_limit)
+        self.gv: Compiled | None = None
+        self.time_limit = time_limit
+        self._write_tables(self.vg)
+        self.wasm_seconds = time.perf_counter() - t1
+        self.stages = [self._stage(name) for name in diagram.stages]
+        self._active_stage: int | None = None
+        self.evaluations = 0
+
+    # -- tables --------------------------------------------------------------------------------------
+    def _write_tables(self, c: Compiled) -> None:
+        for k, kind in enumerate(self.kinds):
+            rows, consts, active = c.inputs[2 + 3 * k : 5 + 3 * k]
+            rows[...] = kind.rows_in
+            consts[...] = kind.rows_c
+            active[...] = 1.0
+
+    def _stage(self, name: str) -> StageSpec:
+        return StageSpec(
+            name=name,
+            varying=self.diagram.unknowns.varying_mask(name),
+            objectives=np.array([g.active_in(name) for g in self.objectives], dtype=bool),
+            constraints=np.array([g.active_in(name) for g in self.constraints], dtype=bool),
+        )
+
+    def _activate(self, s: int) -> None:
+        if self._active_stage == s:
+            return
+        stage = self.stages[s]
+        for k, kind in enumerate(self.kinds):
+            mask = stage.objectives if kind.goal == "objective" else stage.constraints
+            self.vg.inputs[4 + 3 * k][...] = mask[kind.goals]
+        self._active_stage = s
+
+    # -- the PenaltyProblem protocol ---------------------------------------------------------------
+    def energy_and_grad(self, x: np.ndarray, stage: int, weight: float) -> tuple[float, np.ndarray]:
+        self._activate(stage)
+        self.vg.inputs[0][...] = x
+        energy = self.vg.call_raw(weight)
+        self.evaluations += 1
+        return float(energy), self.vg.outputs[1].copy()
+
+    def _goal_values_instance(self) -> Compiled:
+        if self.gv is None:
+            self.gv = Compiled(self.functions.goal_values, time_limit=self.time_limit)
+            self._write_tables(self.gv)
+        return self.gv
+
+    def raw_goal_values(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        gv = self._goal_values_instance()
+        gv.inputs[0][...] = x
+        gv.call_raw(0.0)
+        objectives = np.zeros(len(self.objectives))
+        constraints = np.zeros(len(self.constraints))
+        for k, kind in enumerate(self.kinds):
+            target = objectives if kind.goal == "objective" else constraints
+            target[kind.goals] = gv.outputs[k]
+        return objectives, constraints
+
+    def goal_values(self, x: np.ndarray) -> GoalValues:
+        objectives, constraints = self.raw_goal_values(x)
+        return GoalValues(objectives, constraints)
+
+    def goal_jacobian(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Dense Jacobians (goals x inputs); only used to find the source of a NaN."""
+        if self.functions.goal_gradients is None:
+            assert self.functions.kind_fns is not None
+            self.functions.goal_gradients = goal_gradients_function(
+                self.kinds, self.functions.kind_fns, self.n_inputs
+            )
+        c = Compiled(self.functions.goal_gradients, time_limit=self.time_limit)
+        self._write_tables(c)
+        c.inputs[0][...] = x
+        c.call_raw(0.0)
+        jac = {
+            "objective": np.zeros((len(self.objectives), self.n_inputs)),
+            "constraint": np.zeros((len(self.constraints), self.n_inputs)),
+        }
+        for k, kind in enumerate(self.kinds):
+            grads = c.outputs[k]
+            target = jac[kind.goal]
+            for row, goal in enumerate(kind.goals):
+                np.add.at(target[goal], kind.rows_in[row], grads[row])
+        return jac["objective"], jac["constraint"]
+
+
+def compile_problem(diagram: Diagram, **options: Any) -> CompiledProblem:
+    return CompiledProblem(diagram, **options)

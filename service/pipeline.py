@@ -1,0 +1,222 @@
+"""The pipeline: a Penrose trio in, an SVG and a report out.
+
+    render_trio(domain, substance, style, variation) -> Rendering
+
+Phases: build the diagram (parse, check, match, evaluate the Style; energies.diagram_build), compile
+its energy (energies.compile), optimize (energies.optimize), compute the shapes' final properties,
+render the SVG (service.render). User mistakes raise `energies.lang.errors.DiagramError` with their
+place; a layout that fails raises `LayoutError` naming its cause.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from adcore.runtime import WasmTimeout, WasmTrap
+from energies.compile import compile_problem
+from energies.diagram import Diagram, ShapeInstance
+from energies.expr import evaluate
+from energies.optimize import OptimizeError, OptimizeResult, optimize
+from energies.shapes import SHAPE_TYPES, Canvas, Color, PropType, Shape
+
+from .render import render_svg
+
+
+class LayoutError(Exception):
+    """The optimization could not run to its end; `status` is one of timeout, nan, optimize-error."""
+
+    def __init__(self, status: str, message: str, goal: str | None = None):
+        super().__init__(message)
+        self.status = status
+        self.goal = goal
+
+
+@dataclass
+class Rendering:
+    svg: str
+    diagram: Diagram
+    optimization: OptimizeResult
+    timings: dict[str, float] = field(default_factory=dict)  # milliseconds: compile, optimize, render, total
+    cache_hit: bool = False
+
+    @property
+    def warnings(self) -> list[str]:
+        return self.diagram.warnings
+
+    def report(self) -> dict[str, Any]:
+        opt = self.optimization
+        return {
+            "status": opt.status,
+            "energy": opt.energy,
+            "iterations": opt.iterations,
+            "evaluations": opt.evaluations,
+            "epRounds": opt.ep_rounds,
+            "maxConstrViolation": opt.max_constraint_violation,
+            "nViolated": opt.n_violated,
+            "goals": [
+                {"name": g.name, "kind": g.kind, "value": g.value, "satisfied": g.satisfied} for g in opt.goals
+            ],
+            "warnings": list(self.warnings),
+            "timings": dict(self.timings),
+            "cacheHit": self.cache_hit,
+        }
+
+
+ImageResolver = Callable[[str], str | None]
+
+
+def render_trio(
+    domain: str,
+    substance: str,
+    style: str,
+    variation: str = "",
+    exclude_warnings: Sequence[str] = (),
+    *,
+    time_limit: float = 60.0,
+    max_iterations: int = 100_000,
+    resolve_image: ImageResolver | None = None,
+    on_progress: Callable[[Any], None] | None = None,
+) -> Rendering:
+    from energies.diagram_build import build_diagram
+
+    t0 = time.perf_counter()
+    diagram = build_diagram(domain, substance, style, variation, tuple(exclude_warnings))
+    try:
+        problem = compile_problem(diagram, time_limit=time_limit)
+    except WasmTrap as e:
+        raise LayoutError("timeout" if isinstance(e, WasmTimeout) else "optimize-error", str(e)) from e
+    t1 = time.perf_counter()
+    try:
+        remaining = max(0.1, time_limit - (t1 - t0))
+        result = optimize(
+            problem, np.array(diagram.unknowns.x0, dtype=float), max_iters=max_iterations, time_limit=remaining,
+            on_progress=on_progress,
+        )
+    except OptimizeError as e:
+        raise LayoutError("nan", str(e), e.goal) from e
+    except WasmTimeout as e:
+        raise LayoutError("timeout", f"the layout exceeded its time limit of {time_limit} s") from e
+    except WasmTrap as e:
+        raise LayoutError("optimize-error", str(e)) from e
+    if result.status == "TimeLimit":
+        raise LayoutError("timeout", f"the layout exceeded its time limit of {time_limit} s")
+    t2 = time.perf_counter()
+    shapes = concrete_shapes(diagram.shapes, result.x)
+    svg = render_svg(Canvas(*diagram.canvas), shapes, resolve_image=resolve_image, variation=variation)
+    t3 = time.perf_counter()
+    timings = {
+        "compile": (t1 - t0) * 1e3,
+        "optimize": (t2 - t1) * 1e3,
+        "render": (t3 - t2) * 1e3,
+        "total": (t3 - t0) * 1e3,
+    }
+    return Rendering(svg, diagram, result, timings, problem.cache_hit)
+
+
+# -- from evaluated properties to the renderer's values ------------------------------------------------
+
+
+def concrete_shapes(shapes: Sequence[ShapeInstance], x: np.ndarray) -> list[Shape]:
+    memo: dict[int, Any] = {}
+    return [concrete_shape(s, x, memo) for s in shapes]
+
+
+def concrete_shape(s: ShapeInstance, x: np.ndarray, memo: dict[int, Any]) -> Shape:
+    spec = SHAPE_TYPES.get(s.kind)
+    props: dict[str, Any] = {}
+    passthrough: dict[str, str | float] = {}
+    for name, value in s.props.items():
+        v = evaluate(value, x, memo)
+        prop = spec.props.get(name) if spec is not None else None
+        if prop is None:
+            if isinstance(v, (str, int, float)) and not isinstance(v, bool):
+                passthrough[name] = v
+            continue
+        props[name] = convert(prop.type, v, x, memo)
+    return Shape(s.kind, s.name, props, passthrough)
+
+
+def convert(t: PropType, v: Any, x: np.ndarray, memo: dict[int, Any]) -> Any:
+    if t is PropType.FLOAT:
+        return float(v)
+    if t is PropType.VECTOR:
+        return tuple(float(c) for c in v)
+    if t is PropType.PT_LIST:
+        return tuple(tuple(float(c) for c in p) for p in v)
+    if t is PropType.COLOR:
+        return v if isinstance(v, Color) else Color(*(float(c) for c in v))
+    if t is PropType.PATH_DATA:
+        from energies.library.paths import to_render_path
+
+        return tuple(to_render_path(v))
+    if t is PropType.SHAPE_LIST:
+        return tuple(concrete_shape(m, x, memo) if isinstance(m, ShapeInstance) else m for m in v)
+    if t is PropType.CLIP_DATA:
+        return concrete_shape(v, x, memo) if isinstance(v, ShapeInstance) else v
+    if t is PropType.BOOL:
+        return bool(v)
+    return v if isinstance(v, str) else str(v)
+
+
+# -- the registry harness's task ----------------------------------------------------------------------
+
+
+def trio_image_resolver(base_dir: Any) -> ImageResolver:
+    """Local images of a trio file, inlined as data URIs; only files inside the trio's own folder."""
+    import base64
+    import mimetypes
+    from pathlib import Path
+
+    root = Path(base_dir).resolve()
+
+    def resolve(href: str) -> str | None:
+        if ":" in href.split("/")[0] or href.startswith(("/", "data:")):
+            return None  # URLs, data URIs and absolute paths pass through untouched
+        path = (root / href).resolve()
+        if root not in path.parents or not path.is_file():
+            return None
+        mime = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+        return f"data:{mime};base64,{base64.b64encode(path.read_bytes()).decode('ascii')}"
+
+    return resolve
+
+
+def run_trio(trio: Any, *, variation: str | None = None, timeout: float | None = None) -> dict[str, Any]:
+    """One registry trio through the pipeline, as a row of the benchmark's fields (plus its SVG)."""
+    from energies.lang.errors import DiagramError
+
+    row: dict[str, Any] = {"key": trio.key, "name": trio.name}
+    t0 = time.perf_counter()
+    try:
+        r = render_trio(
+            trio.domain, trio.substance, trio.style, variation if variation is not None else trio.variation,
+            trio.exclude_warnings, time_limit=timeout or 60.0, resolve_image=trio_image_resolver(trio.base_dir),
+        )
+    except DiagramError as e:
+        return {**row, "status": "compile-error", "error": str(e), "totalMs": (time.perf_counter() - t0) * 1e3}
+    except LayoutError as e:
+        return {**row, "status": e.status, "error": str(e), "totalMs": (time.perf_counter() - t0) * 1e3}
+    opt = r.optimization
+    return {
+        **row,
+        "status": "ok",
+        "compileMs": r.timings["compile"],
+        "optimizeMs": r.timings["optimize"],
+        "renderMs": r.timings["render"],
+        "totalMs": r.timings["total"],
+        "nGradEvals": opt.evaluations,
+        "EProunds": opt.ep_rounds,
+        "energy": opt.energy,
+        "maxConstrViolation": opt.max_constraint_violation,
+        "nViolated": opt.n_violated,
+        "nVarying": len(r.diagram.unknowns.x0),
+        "nConstraints": sum(g.kind == "constraint" for g in r.diagram.goals),
+        "nObjectives": sum(g.kind == "objective" for g in r.diagram.goals),
+        "svgBytes": len(r.svg.encode("utf-8")),
+        "svg": r.svg,
+    }
