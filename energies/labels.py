@@ -1,0 +1,284 @@
+"""Label measurement for Text and Equation shapes, done once before optimization as Penrose does.
+
+Penrose measures every label before layout and fixes each label's `width`, `height`, `ascent` and
+`descent` (the shape properties are "pending" inputs). Here:
+
+- Text: glyph metrics of the bundled DejaVu fonts (what the Penrose reference run used). `width` is
+  the sum of glyph advances (no kerning; this matched the reference run's widths best, within about
+  0.7 px), `ascent`/`descent` the ink extent above/below the baseline, `height = ascent + descent`.
+  A string with no width or no ink measures all zeros, as in Penrose. Font hinting, which made the
+  reference run's ascents whole pixels, is not reproduced.
+- Equation: TeX math rendered to SVG paths by ziamath (pure Python, STIX Two Math font, display
+  style as MathJax's default in Penrose). The label box is the ink's horizontal extent and the
+  vertical extent from max(ink top, baseline) to min(ink bottom, baseline); `ascent` is the part
+  above the baseline, `descent` the part below. `EquationLabel.svg_fragment` holds the paths
+  (no fonts needed) typeset at REFERENCE_PX, baseline at y = 0, y down; `view_box` frames them in
+  those units, so an `<svg width height viewBox>` scales them to the label's size.
+
+Font sizes accept CSS absolute units (px, pt, pc, in, cm, mm, q), em/rem/% against a 16 px base and
+the absolute size keywords. Errors (bad TeX, bad font size) raise `LabelError` naming the label.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import warnings
+import xml.etree.ElementTree as ET
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from energies.font_metrics import load_font
+
+FONT_DIR = Path(__file__).resolve().parent / "fonts"
+CSS_BASE_FONT_PX = 16.0  # CSS initial font size, the base of em, rem and %
+
+PX_PER_UNIT = {
+    "px": 1.0,
+    "pt": 96 / 72,
+    "pc": 16.0,
+    "in": 96.0,
+    "cm": 96 / 2.54,
+    "mm": 96 / 25.4,
+    "q": 96 / 101.6,
+    "em": CSS_BASE_FONT_PX,
+    "rem": CSS_BASE_FONT_PX,
+    "%": CSS_BASE_FONT_PX / 100,
+}
+SIZE_KEYWORDS_PX = {
+    "xx-small": 9.0,
+    "x-small": 10.0,
+    "small": 13.0,
+    "medium": 16.0,
+    "large": 18.0,
+    "x-large": 24.0,
+    "xx-large": 32.0,
+    "xxx-large": 48.0,
+}
+FONT_SIZE_PATTERN = re.compile(r"^\s*(\d*\.?\d+(?:[eE][+-]?\d+)?)\s*(px|pt|pc|in|cm|mm|q|em|rem|%)\s*$", re.I)
+
+SERIF_FAMILIES = {
+    "serif", "dejavu serif", "times", "times new roman", "georgia", "palatino", "palatino linotype",
+    "book antiqua", "garamond", "cambria", "baskerville", "charter", "bitstream charter",
+    "liberation serif", "noto serif", "computer modern", "cmu serif", "latin modern roman",
+    "tex gyre pagella", "tex gyre termes", "century schoolbook", "new century schoolbook",
+}  # fmt: skip
+MONO_FAMILIES = {
+    "monospace", "dejavu sans mono", "courier", "courier new", "menlo", "monaco", "consolas",
+    "liberation mono", "lucida console", "source code pro", "fira mono", "fira code", "ubuntu mono",
+}  # fmt: skip
+SANS_FAMILIES = {
+    "sans-serif", "dejavu sans", "arial", "helvetica", "helvetica neue", "verdana", "tahoma",
+    "liberation sans", "noto sans", "open sans", "roboto", "system-ui", "ui-sans-serif",
+}  # fmt: skip
+
+FONT_FILES = {
+    ("sans", False, False): "DejaVuSans.ttf",
+    ("sans", True, False): "DejaVuSans-Bold.ttf",
+    ("sans", False, True): "DejaVuSans-Oblique.ttf",
+    ("sans", True, True): "DejaVuSans-BoldOblique.ttf",
+    ("serif", False, False): "DejaVuSerif.ttf",
+    ("serif", True, False): "DejaVuSerif-Bold.ttf",
+    ("serif", False, True): "DejaVuSerif-Italic.ttf",
+    ("serif", True, True): "DejaVuSerif-BoldItalic.ttf",
+    # No oblique monospace is bundled: slanting a monospace font keeps its advances.
+    ("mono", False, False): "DejaVuSansMono.ttf",
+    ("mono", True, False): "DejaVuSansMono-Bold.ttf",
+    ("mono", False, True): "DejaVuSansMono.ttf",
+    ("mono", True, True): "DejaVuSansMono-Bold.ttf",
+}
+
+
+class LabelError(ValueError):
+    """A label that cannot be measured; the message names the label."""
+
+
+@dataclass(frozen=True)
+class LabelMetrics:
+    """A measured label in px: the values Penrose fills into width/height/ascent/descent."""
+
+    width: float
+    height: float
+    ascent: float
+    descent: float
+
+
+@dataclass(frozen=True)
+class EquationLabel(LabelMetrics):
+    """A rendered equation: metrics plus its SVG paths and the viewBox (x, y, w, h) framing them."""
+
+    svg_fragment: str = ""
+    view_box: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)
+
+
+def describe(label: str) -> str:
+    return f"label {label!r}" if label else "label"
+
+
+def parse_font_size(font_size: str, label: str = "") -> float:
+    """A CSS font size -> px, e.g. "12px" -> 12, "1.5em" -> 24, "9pt" -> 12."""
+    text = font_size.strip().lower()
+    if text in SIZE_KEYWORDS_PX:
+        return SIZE_KEYWORDS_PX[text]
+    match = FONT_SIZE_PATTERN.match(text)
+    if match is None:
+        raise LabelError(
+            f'{describe(label)}: invalid fontSize {font_size!r}; expected a number with a unit, e.g. "12px"'
+        )
+    px = float(match.group(1)) * PX_PER_UNIT[match.group(2).lower()]
+    if px <= 0:
+        raise LabelError(f"{describe(label)}: fontSize {font_size!r} must be positive")
+    return px
+
+
+def family_class(font_family: str) -> str:
+    """The first CSS family we can map: 'serif', 'mono' or 'sans' (the default, as a browser's)."""
+    for raw in font_family.split(","):
+        name = raw.strip().strip("'\"").lower()
+        if name in SERIF_FAMILIES:
+            return "serif"
+        if name in MONO_FAMILIES:
+            return "mono"
+        if name in SANS_FAMILIES:
+            return "sans"
+    return "sans"
+
+
+def font_flags(*shorthand_parts: str) -> tuple[bool, bool]:
+    """(bold, italic) from font-style/variant/weight/stretch words.
+
+    They are read together because Penrose joins them into one CSS `font` shorthand, where the order
+    of these words is free (a fontStyle of "bold" does make bold text).
+    """
+    words = " ".join(shorthand_parts).lower().split()
+    bold = any(w in ("bold", "bolder") or (w.isdigit() and int(w) >= 600) for w in words)
+    italic = any(w == "italic" or w.startswith("oblique") for w in words)
+    return bold, italic
+
+
+def font_path(font_family: str, bold: bool, italic: bool) -> Path:
+    return FONT_DIR / FONT_FILES[(family_class(font_family), bold, italic)]
+
+
+@lru_cache(maxsize=4096)
+def text_metrics(string: str, font_file: Path, size_px: float) -> LabelMetrics:
+    font = load_font(font_file)
+    scale = size_px / font.units_per_em
+    # A canvas draws tabs and newlines as spaces.
+    glyphs = [font.char_metrics(" " if c in "\t\n\r\f" else c) for c in string]
+    width = sum(g.advance for g in glyphs) * scale
+    inked = [g for g in glyphs if g.has_ink]
+    ascent = max([0.0] + [g.y_max * scale for g in inked])
+    descent = max([0.0] + [-g.y_min * scale for g in inked])
+    if width == 0 or ascent + descent == 0:
+        return LabelMetrics(0.0, 0.0, 0.0, 0.0)
+    return LabelMetrics(width, ascent + descent, ascent, descent)
+
+
+def measure_text(
+    string: str,
+    font_family: str = "sans-serif",
+    font_size: str = "12px",
+    font_weight: str = "",
+    font_style: str = "",
+    font_variant: str = "",
+    font_stretch: str = "",
+    *,
+    label: str = "",
+) -> LabelMetrics:
+    """Measure a Text label with Penrose's default font settings unless given."""
+    size_px = parse_font_size(font_size, label)
+    bold, italic = font_flags(font_style, font_variant, font_weight, font_stretch)
+    return text_metrics(string, font_path(font_family, bold, italic), size_px)
+
+
+ziamath_lock = threading.Lock()
+UNDEFINED_COMMAND = re.compile(r"<m[ion][^>]*>(\\[A-Za-z]+)</m[ion]>")
+
+
+# Equations are typeset once at this size and scaled: ziamath will not draw glyphs below 30% of its
+# default size (7.2 px), which would make small labels too big, and one rendering serves all sizes.
+REFERENCE_PX = 100.0
+
+
+@lru_cache(maxsize=2048)
+def equation_label(tex: str) -> EquationLabel:
+    """Render `tex` (math mode, display style) at REFERENCE_PX; raises ValueError on bad TeX."""
+    with warnings.catch_warnings():
+        # Imported lazily (it loads its math font on import, through a deprecated importlib call).
+        warnings.simplefilter("ignore", DeprecationWarning)
+        import ziamath
+        from ziamath.tex import tex2mml
+
+    mathml = tex2mml(tex, inline=False)
+    # latex2mathml keeps unknown commands as literal text; MathJax (Penrose) rejects them.
+    undefined = UNDEFINED_COMMAND.search(mathml)
+    if undefined:
+        raise ValueError(f"undefined control sequence {undefined.group(1)}")
+    with ziamath_lock:
+        saved = ziamath.config.svg2
+        ziamath.config.svg2 = False  # plain <path> elements instead of <symbol>/<use> with ids
+        try:
+            math = ziamath.Math(mathml, size=REFERENCE_PX)
+            group = ET.Element("g")
+            math.node.draw(0, 0, group)
+        finally:
+            ziamath.config.svg2 = saved
+    for element in group.iter():
+        # The default black goes; the renderer sets the label's fillColor on the enclosing group.
+        if element.attrib.get("fill") == ziamath.config.math.color:
+            del element.attrib["fill"]
+    fragment = "".join(ET.tostring(child, encoding="unicode") for child in group)
+    box = math.node.bbox
+    ascent, descent = max(0.0, box.ymax), max(0.0, -box.ymin)
+    width = box.xmax - box.xmin
+    return EquationLabel(
+        width=width,
+        height=ascent + descent,
+        ascent=ascent,
+        descent=descent,
+        svg_fragment=fragment,
+        view_box=(box.xmin, -ascent, width, ascent + descent),
+    )
+
+
+def measure_equation(tex: str, font_size: str = "16px", *, label: str = "") -> EquationLabel:
+    """Measure and render an Equation label (Penrose's default fontSize is 16px)."""
+    if tex == "":
+        raise LabelError(f"{describe(label)}: Equation string must be non-empty")
+    size_px = parse_font_size(font_size, label)
+    try:
+        reference = equation_label(tex)
+    except Exception as error:  # ziamath and latex2mathml raise many kinds of errors on bad TeX
+        detail = str(error) or type(error).__name__
+        raise LabelError(f"{describe(label)}: cannot render TeX ${tex}$: {detail}") from error
+    scale = size_px / REFERENCE_PX
+    # The paths and viewBox stay in reference units: the renderer's <svg width height> scales them.
+    return replace(
+        reference,
+        width=reference.width * scale,
+        height=reference.height * scale,
+        ascent=reference.ascent * scale,
+        descent=reference.descent * scale,
+    )
+
+
+def measure_label(kind: str, name: str, props: Mapping[str, Any]) -> LabelMetrics:
+    """Measure the label of a Text or Equation shape from its (Penrose-named) properties."""
+    if kind == "Equation":
+        return measure_equation(str(props.get("string", "")), str(props.get("fontSize", "16px")), label=name)
+    if kind == "Text":
+        return measure_text(
+            str(props.get("string", "")),
+            str(props.get("fontFamily", "sans-serif")),
+            str(props.get("fontSize", "12px")),
+            str(props.get("fontWeight", "")),
+            str(props.get("fontStyle", "")),
+            str(props.get("fontVariant", "")),
+            str(props.get("fontStretch", "")),
+            label=name,
+        )
+    raise ValueError(f"shape {name!r}: only Text and Equation shapes have labels, not {kind}")

@@ -1,0 +1,342 @@
+"""Penrose's layout optimizer: an exterior-point quadratic penalty method with L-BFGS inside.
+
+The method (Penrose ``packages/core/src/engine/Optimizer.ts``, Engineering Optimization p. 443):
+minimize, for a growing constraint weight λ,
+
+    φ(x, λ) = Σ objectives(x) + λ · Σ max(constraint(x), 0)²
+
+where a constraint value <= 0 means satisfied. Each *exterior-point round* runs L-BFGS on φ for a
+fixed λ until the unconstrained test passes; then λ is multiplied by ``WEIGHT_GROWTH_FACTOR`` and the
+next round starts from the previous round's point with a fresh L-BFGS memory. Penrose's constants:
+
+- λ starts at ``INIT_CONSTRAINT_WEIGHT`` = 1e3 and grows 10× per round;
+- unconstrained test: ``gᵀ H g < energies.lbfgs.UO_STOP`` (1e-2), the Newton decrement with the L-BFGS inverse
+  Hessian H, taken at the point the last line search started from (as Penrose's ``minimize`` does);
+- exterior-point test, only from the third round on (``EPround > 1``): the rounds' end points moved
+  less than ``EP_STOP`` (1e-3, Euclidean) or their energies differ by less than ``EP_STOP``.
+
+With λ = 1e3, 1e4, 1e5 a converging stage therefore needs at least three rounds; ``ep_rounds``
+counts the λ increases (Penrose's ``EPround``), so it is 2 in that case, as in Penrose's results.
+
+Layout stages (Style's ``layout = [...]``): each stage has its own mask of varying inputs (the
+others stay frozen at their current values), and its own active objectives and constraints. Stages
+run in order, each from where the previous one stopped, each restarting at λ = 1e3 (Penrose's
+``nextStage`` resets the optimizer parameters).
+
+The inner solver, and its measured overheads, are in :mod:`energies.lbfgs`.
+
+The first ``optimize`` call makes BLAS single-threaded for the rest of the process
+(threadpoolctl): L-BFGS-B's tiny LAPACK calls otherwise pay OpenBLAS's thread hand-offs, which
+dominate on a loaded 2-core machine, and a per-call limit would cost ~2 ms each time.
+
+Non-finite values: an energy or gradient that is NaN or ±inf at any evaluated point raises
+:class:`OptimizeError` naming the goal responsible (found from the goal values, then from the goal
+Jacobian). Penrose's own line search backtracks on a non-finite trial energy; L-BFGS-B cannot
+(an ``inf`` derails its interpolating line search), so we stop and name the cause instead.
+
+The problem is supplied by the energy compiler through the small :class:`PenaltyProblem` protocol:
+
+- ``n_inputs``; ``objective_names`` / ``constraint_names``: each goal as the Style wrote it, e.g.
+  ``"disjoint(A.icon, B.icon)"``, used in errors and the result;
+- ``stages``: :class:`StageSpec` (name, ``varying`` bool mask over inputs, ``objectives`` and
+  ``constraints`` bool masks over goals);
+- ``energy_and_grad(x, stage, weight)``: φ and its full gradient (length ``n_inputs``) at ``x`` for
+  the stage's active goals; the optimizer ignores the gradient of frozen inputs;
+- ``goal_values(x)``: :class:`GoalValues`, the value of every goal (masks not applied);
+- ``goal_jacobian(x)``: (objective Jacobian, constraint Jacobian), called only to locate a
+  non-finite gradient.
+
+``optimize(problem, x0, max_iters=, time_limit=, on_progress=)`` returns :class:`OptimizeResult`.
+Iterations (L-BFGS-B iterations, summed over rounds and stages) and wall time are bounded; when a
+bound is hit the result holds the last accepted point, that stage's status says which bound, and
+later stages are reported ``"NotRun"``.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+from energies.lbfgs import Driver, InnerSolver, pick_driver, run_round
+
+INIT_CONSTRAINT_WEIGHT = 1e3
+WEIGHT_GROWTH_FACTOR = 10.0
+EP_STOP = 1e-3
+# Penrose has no satisfaction tolerance of its own; its benchmark counts a constraint as violated
+# when its value exceeds 1e-3 (the same number as EP_STOP).
+SATISFIED_TOLERANCE = 1e-3
+
+StageStatus = Literal["EPConverged", "MaxIterations", "TimeLimit", "NotRun"]
+
+
+class OptimizeError(Exception):
+    """The energy or its gradient became NaN or infinite; ``goal`` names the culprit if found."""
+
+    def __init__(self, message: str, *, goal: str | None, stage: str, x: np.ndarray) -> None:
+        super().__init__(message)
+        self.goal = goal
+        self.stage = stage
+        self.x = x
+
+
+@dataclass(frozen=True)
+class StageSpec:
+    name: str
+    varying: np.ndarray  # bool, one per input
+    objectives: np.ndarray  # bool, one per objective: active in this stage
+    constraints: np.ndarray  # bool, one per constraint
+
+
+@dataclass(frozen=True)
+class GoalValues:
+    objectives: np.ndarray
+    constraints: np.ndarray
+
+
+class PenaltyProblem(Protocol):
+    n_inputs: int
+    objective_names: Sequence[str]
+    constraint_names: Sequence[str]
+    stages: Sequence[StageSpec]
+
+    def energy_and_grad(self, x: np.ndarray, stage: int, weight: float) -> tuple[float, np.ndarray]: ...
+
+    def goal_values(self, x: np.ndarray) -> GoalValues: ...
+
+    def goal_jacobian(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]: ...
+
+
+@dataclass(frozen=True)
+class Progress:
+    stage: int
+    stage_name: str
+    ep_round: int
+    weight: float
+    iterations: int  # total so far, all stages
+    energy: float
+
+
+@dataclass(frozen=True)
+class StageReport:
+    name: str
+    status: StageStatus
+    iterations: int
+    evaluations: int
+    ep_rounds: int
+    weight: float
+    energy: float
+
+
+@dataclass(frozen=True)
+class GoalReport:
+    name: str
+    kind: Literal["objective", "constraint"]
+    value: float
+    satisfied: bool | None  # None for objectives
+
+
+@dataclass(frozen=True)
+class OptimizeResult:
+    x: np.ndarray
+    status: StageStatus  # "EPConverged" when every stage converged, else the first other status
+    stages: list[StageReport]
+    iterations: int
+    evaluations: int  # energy+gradient evaluations (Penrose's nGradEvals counts these)
+    ep_rounds: int  # of the last stage that ran (Penrose reports its final state's EPround)
+    energy: float  # φ at x for the last stage that ran, at its final weight
+    goals: list[GoalReport]
+    max_constraint_violation: float  # largest constraint value (0.0 when there are none)
+    n_violated: int  # constraints with value > SATISFIED_TOLERANCE
+    seconds: float
+
+
+# ---------------------------------------------------------------------------------------------
+# Non-finite diagnosis, stages and the exterior-point loop.
+
+
+def _blame_nonfinite(problem: PenaltyProblem, x: np.ndarray, stage: StageSpec) -> str | None:
+    """The first active goal whose value, or else whose gradient, is not finite."""
+    values = problem.goal_values(x)
+    jac_obj, jac_constr = problem.goal_jacobian(x)
+    groups = [
+        (values.objectives, jac_obj, stage.objectives, problem.objective_names),
+        (values.constraints, jac_constr, stage.constraints, problem.constraint_names),
+    ]
+    for vals, _, active, names in groups:
+        for i in np.flatnonzero(active & ~np.isfinite(vals)):
+            return names[i]
+    for _, jac, active, names in groups:
+        rows = np.asarray(jac).reshape(len(names), -1)[:, stage.varying]
+        for i in np.flatnonzero(active & ~np.all(np.isfinite(rows), axis=1)):
+            return names[i]
+    return None
+
+
+def _check_problem(problem: PenaltyProblem, x0: np.ndarray) -> None:
+    if x0.shape != (problem.n_inputs,):
+        raise ValueError(f"x0 has shape {x0.shape}, expected ({problem.n_inputs},)")
+    counts = {
+        "varying": problem.n_inputs,
+        "objectives": len(problem.objective_names),
+        "constraints": len(problem.constraint_names),
+    }
+    for stage in problem.stages:
+        for field, expected in counts.items():
+            mask = getattr(stage, field)
+            if mask.shape != (expected,) or mask.dtype != np.bool_:
+                raise ValueError(
+                    f"stage {stage.name!r}: mask {field!r} has shape {mask.shape} and dtype {mask.dtype},"
+                    f" expected ({expected},) bool"
+                )
+
+
+def _goal_reports(problem: PenaltyProblem, x: np.ndarray) -> list[GoalReport]:
+    values = problem.goal_values(x)
+    reports = [
+        GoalReport(name, "objective", float(v), None)
+        for name, v in zip(problem.objective_names, values.objectives, strict=True)
+    ]
+    reports += [
+        GoalReport(name, "constraint", float(v), bool(v <= SATISFIED_TOLERANCE))
+        for name, v in zip(problem.constraint_names, values.constraints, strict=True)
+    ]
+    return reports
+
+
+def _ep_converged(x_prev: np.ndarray, e_prev: float, x_now: np.ndarray, e_now: float) -> bool:
+    return float(np.linalg.norm(x_now - x_prev)) < EP_STOP or abs(e_now - e_prev) < EP_STOP
+
+
+@dataclass
+class _Budget:
+    """What the stages share: the iteration and time limits and the running totals."""
+
+    max_iters: int
+    deadline: float
+    driver: Driver
+    on_progress: Callable[[Progress], None] | None
+    iterations: int = 0
+    evaluations: int = 0
+
+
+def _run_stage(problem: PenaltyProblem, x: np.ndarray, s: int, budget: _Budget) -> StageReport:
+    """Exterior-point rounds on stage ``s`` until Penrose's test passes; updates ``x`` in place."""
+    stage = problem.stages[s]
+    weight, ep_round = INIT_CONSTRAINT_WEIGHT, 0
+
+    all_vary = bool(stage.varying.all())
+
+    def energy_of_varying(xv: np.ndarray) -> tuple[float, np.ndarray]:
+        if all_vary:  # the common case: skip the masking copies
+            point = xv
+            f, g = problem.energy_and_grad(point, s, weight)
+            g = np.asarray(g, dtype=np.float64)
+        else:
+            point = x.copy()
+            point[stage.varying] = xv
+            f, g = problem.energy_and_grad(point, s, weight)
+            g = np.asarray(g, dtype=np.float64)[stage.varying]
+        if not (math.isfinite(f) and np.isfinite(g).all()):
+            goal = _blame_nonfinite(problem, point, stage)
+            what = f"goal {goal}" if goal else "an unnamed term"
+            raise OptimizeError(
+                f"stage {stage.name!r}: energy {f} or its gradient is not finite at weight {weight:g};"
+                f" caused by {what}",
+                goal=goal,
+                stage=stage.name,
+                x=point,
+            )
+        return float(f), g
+
+    def report(round_iters: int, f: float) -> None:
+        if budget.on_progress is not None:
+            total = budget.iterations + round_iters
+            budget.on_progress(Progress(s, stage.name, ep_round, weight, total, f))
+
+    if not stage.varying.any():  # nothing to move: trivially converged
+        energy, _ = problem.energy_and_grad(x, s, weight)
+        budget.evaluations += 1
+        return StageReport(stage.name, "EPConverged", 0, 1, 0, weight, float(energy))
+    iterations = evaluations = 0
+    last_ep: tuple[np.ndarray, float] | None = None
+    status: StageStatus = "EPConverged"
+    while True:
+        outcome = run_round(
+            energy_of_varying,
+            x[stage.varying],
+            driver=budget.driver,
+            iteration_budget=budget.max_iters - budget.iterations,
+            deadline=budget.deadline,
+            report=report,
+        )
+        x[stage.varying] = outcome.x
+        iterations += outcome.iterations
+        evaluations += outcome.evaluations
+        budget.iterations += outcome.iterations
+        budget.evaluations += outcome.evaluations
+        if outcome.reason != "converged":
+            status = "MaxIterations" if outcome.reason == "max_iters" else "TimeLimit"
+            break
+        if ep_round > 1 and last_ep is not None and _ep_converged(*last_ep, outcome.x, outcome.energy):
+            break
+        # The next round starts where this one ended, with a harsher penalty and fresh L-BFGS memory.
+        last_ep = (outcome.x, outcome.energy)
+        weight *= WEIGHT_GROWTH_FACTOR
+        ep_round += 1
+    return StageReport(stage.name, status, iterations, evaluations, ep_round, weight, outcome.energy)
+
+
+@functools.cache
+def _single_threaded_blas() -> None:
+    # L-BFGS-B's small LAPACK calls get 10-100x slower when OpenBLAS spreads them over threads on
+    # a busy machine (measured: 5 ms instead of 0.1 ms per call with n = 2 under load 4 on 2 cores).
+    threadpool_limits(limits=1, user_api="blas")
+
+
+def optimize(
+    problem: PenaltyProblem,
+    x0: np.ndarray,
+    *,
+    max_iters: int = 100_000,
+    time_limit: float | None = None,
+    on_progress: Callable[[Progress], None] | None = None,
+    inner_solver: InnerSolver = "auto",
+) -> OptimizeResult:
+    """Run every layout stage of ``problem`` from ``x0``; see the module docstring."""
+    x = np.array(x0, dtype=np.float64)
+    _check_problem(problem, x)
+    started = time.perf_counter()
+    deadline = started + time_limit if time_limit is not None else np.inf
+    budget = _Budget(max_iters, deadline, pick_driver(inner_solver), on_progress)
+    stage_reports: list[StageReport] = []
+    _single_threaded_blas()
+    for s in range(len(problem.stages)):
+        stage_reports.append(_run_stage(problem, x, s, budget))
+        if stage_reports[-1].status != "EPConverged":
+            break
+    last = stage_reports[-1] if stage_reports else None
+    for stage in problem.stages[len(stage_reports) :]:
+        stage_reports.append(StageReport(stage.name, "NotRun", 0, 0, 0, INIT_CONSTRAINT_WEIGHT, np.nan))
+    goals = _goal_reports(problem, x)
+    constraint_values = [g.value for g in goals if g.kind == "constraint"]
+    overall = next((r.status for r in stage_reports if r.status != "EPConverged"), "EPConverged")
+    return OptimizeResult(
+        x=x,
+        status=overall,
+        stages=stage_reports,
+        iterations=budget.iterations,
+        evaluations=budget.evaluations,
+        ep_rounds=last.ep_rounds if last else 0,
+        energy=last.energy if last else float("nan"),
+        goals=goals,
+        max_constraint_violation=max(constraint_values, default=0.0),
+        n_violated=sum(v > SATISFIED_TOLERANCE for v in constraint_values),
+        seconds=time.perf_counter() - started,
+    )

@@ -1,0 +1,1 @@
+"""Batch runs over the Penrose registry, the benchmark harness, and our own example diagrams."""

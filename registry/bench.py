@@ -1,0 +1,220 @@
+"""Batch-run a Penrose registry and compare with Penrose's own results.
+
+    python -m registry.bench --registry DIR --out OUT [--jobs N] [--scheduler ADDRESS]
+                             [--only GLOB] [--timeout S] [--penrose-results FILE]
+
+DIR defaults to ``../shared/penrose-registry`` (relative to the working directory, i.e. beside the
+repo root) and the Penrose results to ``penrose-reference/results.jsonl`` beside it. Writes
+``OUT/results.jsonl`` (one row per trio, as each finishes), ``OUT/svg/<key with / as __>.svg``,
+``OUT/report.md`` and ``OUT/report.html``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import math
+import sys
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from registry import report
+from registry.runner import (
+    DEFAULT_GRACE,
+    Callbacks,
+    Row,
+    Task,
+    failure_row,
+    pipeline_task,
+    run_dask,
+    run_local,
+)
+from registry.trios import (
+    TrioError,
+    TrioLoadFailure,
+    TrioSpec,
+    default_registry_dir,
+    load_registry_entries,
+    svg_name,
+)
+
+
+def _json_safe(value: Any) -> Any:
+    """JSON has no NaN or infinity: write them as null (Penrose's results do the same)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+class ResultStore:
+    """Appends rows to ``results.jsonl`` as they arrive; moves each row's SVG text into ``svg/``."""
+
+    def __init__(self, out_dir: Path) -> None:
+        self.out_dir = out_dir
+        self.svg_dir = out_dir / "svg"
+        self.svg_dir.mkdir(parents=True, exist_ok=True)
+        self._file: TextIO = (out_dir / "results.jsonl").open("w", encoding="utf-8")
+        self.rows: list[Row] = []
+
+    def add(self, row: Row) -> None:
+        svg = row.pop("svg", None)
+        if isinstance(svg, str):
+            data = svg.encode("utf-8")
+            (self.svg_dir / svg_name(row["key"])).write_bytes(data)
+            if row.get("svgBytes") is None:
+                row["svgBytes"] = len(data)
+        self.rows.append(row)
+        self._file.write(json.dumps({k: _json_safe(v) for k, v in row.items()}) + "\n")
+        self._file.flush()
+
+    def close(self) -> None:
+        self._file.close()
+
+
+class Progress:
+    """A tqdm bar with the current trio and running status counts; plain lines without tqdm."""
+
+    def __init__(self, total: int, enabled: bool) -> None:
+        self.counts: Counter[str] = Counter()
+        self.done = 0
+        self.total = total
+        self._bar = None
+        self._enabled = enabled
+        if enabled:
+            try:
+                from tqdm import tqdm
+
+                self._bar = tqdm(total=total, unit="trio", dynamic_ncols=True, file=sys.stderr)
+            except ImportError:
+                pass
+
+    def _counts_text(self) -> str:
+        return " ".join(f"{status}={n}" for status, n in sorted(self.counts.items()))
+
+    def started(self, trio: TrioSpec) -> None:
+        if self._bar is not None:
+            self._bar.set_description_str(trio.key, refresh=True)
+
+    def finished(self, row: Row) -> None:
+        self.counts[row["status"]] += 1
+        self.done += 1
+        if self._bar is not None:
+            self._bar.set_postfix_str(self._counts_text(), refresh=False)
+            self._bar.update(1)
+        elif self._enabled:
+            print(f"[{self.done}/{self.total}] {row['status']:<14} {row['key']}  ({self._counts_text()})",
+                  file=sys.stderr)  # fmt: skip
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+
+
+def run_batch(
+    entries: Sequence[TrioSpec | TrioLoadFailure],
+    out_dir: Path,
+    *,
+    task: Task = pipeline_task,
+    jobs: int = 1,
+    scheduler: Any = None,
+    timeout: float | None = None,
+    grace: float = DEFAULT_GRACE,
+    progress: bool = True,
+) -> list[Row]:
+    """Run ``task`` on every loaded trio (locally or on Dask) and store the rows; unreadable trios
+    become ``compile-error`` rows without running."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    store = ResultStore(out_dir)
+    bar = Progress(len(entries), progress)
+    trios = [e for e in entries if isinstance(e, TrioSpec)]
+
+    def done(row: Row) -> None:
+        store.add(row)
+        bar.finished(row)
+
+    try:
+        for failure in (e for e in entries if isinstance(e, TrioLoadFailure)):
+            done(failure_row(failure.key, failure.name, "compile-error", failure.error))
+        callbacks = Callbacks(on_start=bar.started, on_done=done)
+        if scheduler is not None:
+            run_dask(task, trios, scheduler=scheduler, timeout=timeout, grace=grace, callbacks=callbacks)
+        else:
+            run_local(task, trios, jobs=jobs, timeout=timeout, grace=grace, callbacks=callbacks)
+    finally:
+        bar.close()
+        store.close()
+    return store.rows
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m registry.bench", description=__doc__.split("\n")[0])
+    p.add_argument("--registry", type=Path, help="registry folder (default: ../shared/penrose-registry)")
+    p.add_argument("--out", type=Path, required=True, help="output folder")
+    p.add_argument("--jobs", type=int, default=1, help="worker processes at a time (default 1)")
+    p.add_argument("--scheduler", help="Dask scheduler address, e.g. tcp://host:8786 (instead of --jobs)")
+    p.add_argument("--only", help="run only keys matching this glob, e.g. 'set-theory-domain/*'")
+    p.add_argument(
+        "--timeout", type=float, default=120.0, help="seconds per trio (default 120; killed after S + grace)"
+    )
+    p.add_argument("--penrose-results", type=Path, help="Penrose's results.jsonl to compare with")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--task", default="registry.runner:pipeline_task", help="task to run, module:function")
+    return p
+
+
+def resolve_task(reference: str) -> Task:
+    """``module:function`` -> the function (it must be importable by the workers too)."""
+    module_name, _, function_name = reference.partition(":")
+    try:
+        task = getattr(importlib.import_module(module_name), function_name)
+    except (ImportError, AttributeError) as err:
+        raise ValueError(f"--task {reference!r}: {err}") from None
+    if not callable(task):
+        raise ValueError(f"--task {reference!r} is not a function")
+    return task
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    registry_dir = args.registry or default_registry_dir()
+    if registry_dir is None:
+        print("error: no --registry given and ../shared/penrose-registry does not exist", file=sys.stderr)
+        return 2
+    try:
+        task = resolve_task(args.task)
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    if args.jobs < 1:
+        print(f"error: --jobs must be at least 1, got {args.jobs}", file=sys.stderr)
+        return 2
+    try:
+        entries = load_registry_entries(registry_dir, args.only)
+    except TrioError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    if not entries:
+        print(f"error: no registry key in {registry_dir} matches --only {args.only!r}", file=sys.stderr)
+        return 2
+    penrose_file = args.penrose_results
+    if penrose_file is None:
+        guess = Path(registry_dir).resolve().parent / "penrose-reference" / "results.jsonl"
+        penrose_file = guess if guess.is_file() else None
+    rows = run_batch(
+        entries, args.out, task=task, jobs=args.jobs, scheduler=args.scheduler, timeout=args.timeout,
+        progress=not args.no_progress,
+    )  # fmt: skip
+    penrose_rows = report.load_rows(penrose_file) if penrose_file else []
+    penrose_svg_dir = penrose_file.parent / "svg" if penrose_file else None
+    report.write_reports(rows, penrose_rows, args.out, penrose_svg_dir=penrose_svg_dir)
+    counts = Counter(row["status"] for row in rows)
+    print(f"{len(rows)} trios: " + ", ".join(f"{n} {s}" for s, n in counts.most_common()))
+    print(f"wrote {args.out / 'results.jsonl'}, {args.out / 'report.md'}, {args.out / 'report.html'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,338 @@
+"""Reports of a batch run beside Penrose's results: ``report.md`` and a self-contained ``report.html``.
+
+Both give counts by status, quartiles of each time, per-trio time ratios (ours / Penrose's, over
+trios both ran ``ok``) and their quartiles, layout quality (``maxConstrViolation``, ``nViolated``)
+next to Penrose's, and a gallery of our SVG beside Penrose's for every trio (linked by relative
+path). The HTML inlines two charts drawn here as SVG: a log-log scatter of our total time against
+Penrose's, and a histogram of the ratios on a log scale (``report.md`` links the same charts as
+``scatter.svg`` and ``ratios.svg``).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+import os
+import statistics
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from registry.trios import svg_name
+
+Row = dict[str, Any]
+TIMES = ("compileMs", "optimizeMs", "compileMs+optimizeMs", "renderMs", "totalMs")
+VIOLATION_TOLERANCE = 1e-3  # Penrose's results count a constraint violated above this
+
+
+def load_rows(path: Path) -> list[Row]:
+    rows = []
+    with Path(path).open(encoding="utf-8") as lines:
+        for number, line in enumerate(lines, 1):
+            if line.strip():
+                try:
+                    rows.append(json.loads(line))
+                except json.JSONDecodeError as err:
+                    raise ValueError(f"{path}:{number}:{err.colno}: invalid JSON: {err.msg}") from None
+    return rows
+
+
+def quartiles(values: Sequence[float]) -> tuple[float, float, float] | None:
+    """First quartile, median, third quartile (inclusive method); None for no values."""
+    values = [v for v in values if v is not None and math.isfinite(v)]
+    if not values:
+        return None
+    if len(values) == 1:
+        return (values[0],) * 3
+    q1, q2, q3 = statistics.quantiles(values, n=4, method="inclusive")
+    return q1, q2, q3
+
+
+def field_value(row: Row, field: str) -> float | None:
+    """A row's field; ``a+b`` is the sum of two fields (None if either is missing)."""
+    parts = [row.get(name) for name in field.split("+")]
+    return None if any(p is None for p in parts) else sum(parts)
+
+
+@dataclass(frozen=True)
+class Pair:
+    key: str
+    ours: Row | None
+    penrose: Row | None
+
+    def both_ok(self) -> bool:
+        return bool(
+            self.ours and self.penrose and self.ours["status"] == "ok" and self.penrose["status"] == "ok"
+        )
+
+    def ratio(self, field: str) -> float | None:
+        """Our time over Penrose's, when both ran ok and both times are positive."""
+        if not self.both_ok():
+            return None
+        a, b = field_value(self.ours, field), field_value(self.penrose, field)  # type: ignore[arg-type]
+        if a is None or b is None or a <= 0 or b <= 0:
+            return None
+        return a / b
+
+
+def pair_rows(ours: Sequence[Row], penrose: Sequence[Row]) -> list[Pair]:
+    """Our rows matched to Penrose's by key, sorted by key (only keys we ran)."""
+    by_key = {row["key"]: row for row in penrose}
+    return [Pair(row["key"], row, by_key.get(row["key"])) for row in sorted(ours, key=lambda r: r["key"])]
+
+
+# ---------------------------------------------------------------------------------------------
+# Charts, drawn as plain SVG.
+
+_W, _H, _M = 420, 320, 48  # size and margin
+_NO_DATA = (
+    "<svg xmlns='http://www.w3.org/2000/svg' width='420' height='40'><text x='8' y='24'>no data</text></svg>"
+)
+
+
+def _log_ticks(lo: float, hi: float) -> list[float]:
+    return [10.0**e for e in range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1)]
+
+
+def scatter_svg(points: Sequence[tuple[float, float, str]], *, xlabel: str, ylabel: str) -> str:
+    """Log-log scatter of (x, y, title) with the y = x diagonal."""
+    points = [(x, y, t) for x, y, t in points if x > 0 and y > 0]
+    if not points:
+        return _NO_DATA
+    ticks = _log_ticks(min(min(x, y) for x, y, _ in points), max(max(x, y) for x, y, _ in points))
+    lo, hi = math.log10(ticks[0]), math.log10(ticks[-1])
+    span = max(hi - lo, 1e-9)
+
+    def px(v: float) -> float:
+        return _M + (math.log10(v) - lo) / span * (_W - 2 * _M)
+
+    def py(v: float) -> float:
+        return _H - _M - (math.log10(v) - lo) / span * (_H - 2 * _M)
+
+    parts = [f"<svg xmlns='http://www.w3.org/2000/svg' width='{_W}' height='{_H}' font-size='11'>"]
+    parts.append(f"<line x1='{px(ticks[0])}' y1='{py(ticks[0])}' x2='{px(ticks[-1])}' y2='{py(ticks[-1])}' "
+                 "stroke='#aaa' stroke-dasharray='4 3'/>")  # fmt: skip
+    for t in ticks:
+        parts.append(f"<text x='{px(t)}' y='{_H - _M + 16}' text-anchor='middle'>{t:g}</text>")
+        parts.append(f"<text x='{_M - 6}' y='{py(t) + 4}' text-anchor='end'>{t:g}</text>")
+    parts.append(
+        f"<rect x='{_M}' y='{_M}' width='{_W - 2 * _M}' height='{_H - 2 * _M}' fill='none' stroke='#333'/>"
+    )
+    for x, y, title in points:
+        parts.append(f"<circle cx='{px(x):.1f}' cy='{py(y):.1f}' r='3' fill='#1f77b4' fill-opacity='0.6'>"
+                     f"<title>{html.escape(title)}: {x:.4g} / {y:.4g}</title></circle>")  # fmt: skip
+    parts.append(f"<text x='{_W / 2}' y='{_H - 10}' text-anchor='middle'>{html.escape(xlabel)}</text>")
+    parts.append(f"<text x='14' y='{_H / 2}' text-anchor='middle' transform='rotate(-90 14 {_H / 2})'>"
+                 f"{html.escape(ylabel)}</text></svg>")  # fmt: skip
+    return "".join(parts)
+
+
+def histogram_svg(ratios: Sequence[float], *, label: str, bins_per_decade: int = 4) -> str:
+    """Histogram of positive ratios in log10 bins, with the ratio 1 marked."""
+    logs = [math.log10(r) for r in ratios if r > 0]
+    if not logs:
+        return _NO_DATA
+    first = math.floor(min(min(logs), 0) * bins_per_decade)
+    last = math.floor(max(max(logs), 0) * bins_per_decade)
+    counts = Counter(math.floor(v * bins_per_decade) for v in logs)
+    n_bins = last - first + 1
+    tallest = max(counts.values())
+    bar_w = (_W - 2 * _M) / n_bins
+    parts = [f"<svg xmlns='http://www.w3.org/2000/svg' width='{_W}' height='{_H}' font-size='11'>"]
+    parity = ""  # the line at ratio 1 goes over the bars, the other decades behind them
+    for e in range(math.ceil(first / bins_per_decade), math.floor(last / bins_per_decade) + 2):
+        x = _M + (e * bins_per_decade - first) * bar_w
+        if x <= _W - _M + 0.5:
+            line = f"<line x1='{x:.1f}' y1='{_M}' x2='{x:.1f}' y2='{_H - _M + 4}'"
+            if e == 0:
+                parity = f"{line} stroke='#d62728' stroke-width='1.5'/>"
+            else:
+                parts.append(f"{line} stroke='#bbb' stroke-width='0.5'/>")
+            parts.append(f"<text x='{x:.1f}' y='{_H - _M + 16}' text-anchor='middle'>{10.0**e:g}</text>")
+    for i in range(n_bins):
+        height = counts.get(first + i, 0) / tallest * (_H - 2 * _M)
+        x = _M + i * bar_w
+        lo = 10 ** ((first + i) / bins_per_decade)
+        box = f"x='{x:.1f}' y='{_H - _M - height:.1f}' width='{bar_w - 1:.1f}' height='{height:.1f}'"
+        parts.append(f"<rect {box} fill='#ff7f0e'><title>{lo:.3g}-{lo * 10 ** (1 / bins_per_decade):.3g}: "
+                     f"{counts.get(first + i, 0)}</title></rect>")  # fmt: skip
+    parts.append(parity)
+    parts.append(f"<text x='{_M - 6}' y='{_M + 4}' text-anchor='end'>{tallest} trios</text>")
+    parts.append(f"<text x='{_W / 2}' y='{_H - 10}' text-anchor='middle'>{html.escape(label)}</text></svg>")
+    return "".join(parts)
+
+
+# ---------------------------------------------------------------------------------------------
+# Tables.
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, float):
+        return f"{value:.3g}" if abs(value) < 1e4 else f"{value:.3e}"
+    return str(value)
+
+
+def _quartile_text(q: tuple[float, float, float] | None) -> str:
+    return " / ".join(f"{v:.3g}" for v in q) if q else "–"
+
+
+@dataclass(frozen=True)
+class Summary:
+    header: list[str]
+    rows: list[list[str]]
+
+
+def summary_tables(pairs: Sequence[Pair]) -> list[tuple[str, Summary]]:
+    ours = [p.ours for p in pairs if p.ours]
+    theirs = [p.penrose for p in pairs if p.penrose]
+    statuses = sorted({r["status"] for r in ours} | {r["status"] for r in theirs})
+    ours_count, theirs_count = Counter(r["status"] for r in ours), Counter(r["status"] for r in theirs)
+    counts = Summary(
+        ["status", "ours", "Penrose"], [[s, str(ours_count[s]), str(theirs_count[s])] for s in statuses]
+    )
+    times = Summary(
+        [
+            "time (ms), ok trios",
+            "ours Q1 / median / Q3",
+            "Penrose Q1 / median / Q3",
+            "ratio Q1 / median / Q3",
+            "n",
+        ],
+        [],
+    )
+    for field in TIMES:
+        ratios = [r for p in pairs if (r := p.ratio(field)) is not None]
+        times.rows.append([
+            field,
+            _quartile_text(quartiles([field_value(r, field) for r in ours if r["status"] == "ok"])),
+            _quartile_text(quartiles([field_value(r, field) for r in theirs if r["status"] == "ok"])),
+            _quartile_text(quartiles(ratios)),
+            str(len(ratios)),
+        ])  # fmt: skip
+
+    def satisfied(rows: Sequence[Row]) -> str:
+        ok = [r for r in rows if r["status"] == "ok" and r.get("nViolated") is not None]
+        return f"{sum(r['nViolated'] == 0 for r in ok)} of {len(ok)}"
+
+    quality = Summary(
+        ["layout quality (ok trios)", "ours", "Penrose"],
+        [[f"no constraint above {VIOLATION_TOLERANCE:g}", satisfied(ours), satisfied(theirs)]],
+    )
+    return [("Status counts", counts), ("Times", times), ("Layout quality", quality)]
+
+
+COMPARED = ("totalMs", "optimizeMs", "compileMs", "maxConstrViolation", "nViolated", "nGradEvals", "EProunds")
+PER_TRIO_HEADER = [
+    "key",
+    "status",
+    "Penrose status",
+    "totalMs ratio",
+    *(name for field in COMPARED for name in (field, f"Penrose {field}")),
+    "error",
+]
+
+
+def per_trio_rows(pairs: Sequence[Pair]) -> list[list[str]]:
+    table = []
+    for p in pairs:
+        ours, theirs = p.ours or {}, p.penrose or {}
+        error = (ours.get("error") or "").strip().splitlines()
+        row = [p.key, _fmt(ours.get("status")), _fmt(theirs.get("status")), _fmt(p.ratio("totalMs"))]
+        row += [_fmt(side.get(field)) for field in COMPARED for side in (ours, theirs)]
+        row.append(error[0][:120] if error else "")
+        table.append(row)
+    return table
+
+
+# ---------------------------------------------------------------------------------------------
+# The two documents.
+
+
+def _md_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    def cell(text: str) -> str:
+        return text.replace("|", "\\|")
+
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _html_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _link(path: Path, out_dir: Path) -> str:
+    return Path(os.path.relpath(path.resolve(), out_dir.resolve())).as_posix()
+
+
+def write_reports(
+    rows: Sequence[Row], penrose_rows: Sequence[Row], out_dir: Path, *, penrose_svg_dir: Path | None = None
+) -> None:
+    """Write ``report.md``, ``report.html``, ``scatter.svg`` and ``ratios.svg`` into ``out_dir``."""
+    out_dir = Path(out_dir)
+    pairs = pair_rows(rows, penrose_rows)
+    points = [
+        (p.penrose["totalMs"], p.ours["totalMs"], p.key) for p in pairs if p.ratio("totalMs") is not None
+    ]  # type: ignore[index]
+    ratios = [r for p in pairs if (r := p.ratio("totalMs")) is not None]
+    scatter = scatter_svg(points, xlabel="Penrose totalMs", ylabel="our totalMs")
+    histogram = histogram_svg(ratios, label="totalMs ratio, ours / Penrose (log scale)")
+    (out_dir / "scatter.svg").write_text(scatter, encoding="utf-8")
+    (out_dir / "ratios.svg").write_text(histogram, encoding="utf-8")
+    tables = summary_tables(pairs)
+    trio_rows = per_trio_rows(pairs)
+
+    def images(key: str) -> tuple[str | None, str | None]:
+        ours = out_dir / "svg" / svg_name(key)
+        theirs = penrose_svg_dir / svg_name(key) if penrose_svg_dir else None
+        return (
+            _link(ours, out_dir) if ours.is_file() else None,
+            _link(theirs, out_dir) if theirs is not None and theirs.is_file() else None,
+        )
+
+    md = [f"# Registry benchmark: {len(rows)} trios", ""]
+    for title, summary in tables:
+        md += [f"## {title}", "", _md_table(summary.header, summary.rows), ""]
+    md += ["## Our totalMs against Penrose's", "", "![scatter](scatter.svg) ![ratios](ratios.svg)", ""]
+    md += ["## Per trio", "", _md_table(PER_TRIO_HEADER, trio_rows), "", "## Gallery (ours | Penrose)", ""]
+    for p in pairs:
+        ours, theirs = images(p.key)
+        cells = [
+            f"![ours]({ours})" if ours else "(no SVG)",
+            f"![Penrose]({theirs})" if theirs else "(no SVG)",
+        ]
+        md.append(f"**{p.key}** ({p.ours['status'] if p.ours else '–'})\n\n{cells[0]} {cells[1]}\n")
+    (out_dir / "report.md").write_text("\n".join(md), encoding="utf-8")
+
+    style = ("body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;font-size:12px}"
+             "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}td:first-child{text-align:left}"
+             ".g{display:flex;gap:1em;align-items:flex-start;margin-bottom:1.5em}"
+             ".g img{max-width:420px;max-height:420px;border:1px solid #ddd}")  # fmt: skip
+    doc = [f"<!doctype html><html><head><meta charset='utf-8'><title>Registry benchmark</title>"
+           f"<style>{style}</style></head><body><h1>Registry benchmark: {len(rows)} trios</h1>"]  # fmt: skip
+    for title, summary in tables:
+        doc.append(f"<h2>{html.escape(title)}</h2>{_html_table(summary.header, summary.rows)}")
+    doc.append(f"<h2>Our totalMs against Penrose's</h2><div class='g'>{scatter}{histogram}</div>")
+    doc.append(f"<h2>Per trio</h2>{_html_table(PER_TRIO_HEADER, trio_rows)}<h2>Gallery (ours | Penrose)</h2>")
+    for p in pairs:
+        ours, theirs = images(p.key)
+        figures = "".join(
+            f"<figure><img src='{html.escape(src)}' alt='{who}'><figcaption>{who}</figcaption></figure>"
+            if src
+            else f"<figure>(no SVG)<figcaption>{who}</figcaption></figure>"
+            for who, src in (("ours", ours), ("Penrose", theirs))
+        )
+        status = html.escape(p.ours["status"]) if p.ours else "–"
+        doc.append(
+            f"<h3 id='{html.escape(p.key)}'>{html.escape(p.key)} ({status})</h3>"
+            f"<div class='g'>{figures}</div>"
+        )
+    doc.append("</body></html>")
+    (out_dir / "report.html").write_text("".join(doc), encoding="utf-8")

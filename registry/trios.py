@@ -1,0 +1,142 @@
+"""Penrose trios as data: the registry index and ``K.trio.json`` files, loaded into :class:`TrioSpec`.
+
+A registry folder holds ``registry.json`` (key -> {name?, gallery?}) and, for every key ``K``, a
+file ``K.trio.json``: ``{substance, style, domain, variation, excludeWarnings?}``, where each
+program is a path relative to the trio file's folder and ``style`` may be a list of paths whose
+texts are joined with a newline (Penrose's convention). The pipeline, the service and the batch
+harness all take a :class:`TrioSpec`.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+REGISTRY_INDEX = "registry.json"
+TRIO_SUFFIX = ".trio.json"
+
+
+class TrioError(ValueError):
+    """A registry or trio file that cannot be read; the message names the file and the problem."""
+
+
+@dataclass(frozen=True)
+class TrioSpec:
+    key: str  # registry key, e.g. "set-theory-domain/tree-venn"
+    name: str | None  # display name from registry.json, None when it gives none
+    domain: str  # program texts
+    substance: str
+    style: str
+    variation: str
+    exclude_warnings: tuple[str, ...]
+    base_dir: Path  # the trio file's folder: Style resources (images) resolve against it
+
+
+def svg_name(key: str) -> str:
+    """The file name Penrose's reference results use for a key: ``a/b`` -> ``a__b.svg``."""
+    return key.replace("/", "__") + ".svg"
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as err:
+        raise TrioError(f"{path}: cannot read: {err.strerror}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as err:
+        raise TrioError(f"{path}:{err.lineno}:{err.colno}: invalid JSON: {err.msg}") from None
+
+
+def _read_program(trio_file: Path, field: str, relative: Any) -> str:
+    if not isinstance(relative, str):
+        raise TrioError(f"{trio_file}: field {field!r} must be a path string, got {relative!r}")
+    path = trio_file.parent / relative
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as err:
+        raise TrioError(f"{trio_file}: field {field!r}: cannot read {path}: {err.strerror}") from None
+
+
+def load_trio(trio_file: Path, *, key: str, name: str | None = None) -> TrioSpec:
+    """Read one ``.trio.json`` and the programs it names."""
+    trio_file = Path(trio_file)
+    data = _read_json(trio_file)
+    if not isinstance(data, dict):
+        raise TrioError(f"{trio_file}: expected a JSON object, got {type(data).__name__}")
+    missing = [f for f in ("substance", "style", "domain") if f not in data]
+    if missing:
+        raise TrioError(f"{trio_file}: missing field(s) {', '.join(missing)}")
+    styles = data["style"] if isinstance(data["style"], list) else [data["style"]]
+    if not styles:
+        raise TrioError(f"{trio_file}: field 'style' is an empty list")
+    style = "\n".join(_read_program(trio_file, f"style[{i}]", s) for i, s in enumerate(styles))
+    variation = data.get("variation", "")
+    warnings = data.get("excludeWarnings", [])
+    if not isinstance(variation, str):
+        raise TrioError(f"{trio_file}: field 'variation' must be a string, got {variation!r}")
+    if not (isinstance(warnings, list) and all(isinstance(w, str) for w in warnings)):
+        raise TrioError(f"{trio_file}: field 'excludeWarnings' must be a list of strings, got {warnings!r}")
+    return TrioSpec(
+        key=key,
+        name=name,
+        domain=_read_program(trio_file, "domain", data["domain"]),
+        substance=_read_program(trio_file, "substance", data["substance"]),
+        style=style,
+        variation=variation,
+        exclude_warnings=tuple(warnings),
+        base_dir=trio_file.parent.resolve(),
+    )
+
+
+def registry_keys(registry_dir: Path) -> dict[str, dict[str, Any]]:
+    """The registry index: key -> its metadata, in file order."""
+    index_file = Path(registry_dir) / REGISTRY_INDEX
+    index = _read_json(index_file)
+    if not isinstance(index, dict) or not all(isinstance(v, dict) for v in index.values()):
+        raise TrioError(f"{index_file}: expected an object mapping keys to objects")
+    return index
+
+
+@dataclass(frozen=True)
+class TrioLoadFailure:
+    """A registry entry whose trio could not be loaded (kept so a batch can report it)."""
+
+    key: str
+    name: str | None
+    error: str
+
+
+def load_registry_entries(registry_dir: Path, only: str | None = None) -> list[TrioSpec | TrioLoadFailure]:
+    """Every entry of a registry folder whose key matches the glob ``only`` (all when None); an entry
+    whose trio cannot be read becomes a :class:`TrioLoadFailure` instead of stopping the others."""
+    registry_dir = Path(registry_dir)
+    entries: list[TrioSpec | TrioLoadFailure] = []
+    for key, meta in registry_keys(registry_dir).items():
+        if only is not None and not fnmatch.fnmatchcase(key, only):
+            continue
+        name = meta.get("name")
+        try:
+            entries.append(load_trio(registry_dir / f"{key}{TRIO_SUFFIX}", key=key, name=name))
+        except TrioError as err:
+            entries.append(TrioLoadFailure(key, name, str(err)))
+    return entries
+
+
+def load_registry(registry_dir: Path, only: str | None = None) -> list[TrioSpec]:
+    """Like :func:`load_registry_entries`, but the first unreadable trio raises :class:`TrioError`."""
+    entries = load_registry_entries(registry_dir, only)
+    for entry in entries:
+        if isinstance(entry, TrioLoadFailure):
+            raise TrioError(entry.error)
+    return entries  # type: ignore[return-value]
+
+
+def default_registry_dir(root: Path | None = None) -> Path | None:
+    """``../shared/penrose-registry`` beside the repo root (or ``root``), when it exists."""
+    base = Path.cwd() if root is None else Path(root)
+    candidate = (base / ".." / "shared" / "penrose-registry").resolve()
+    return candidate if (candidate / REGISTRY_INDEX).is_file() else None

@@ -1,0 +1,42 @@
+"""Test-only tasks for the batch harness: each behaves according to the trio's variation."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+from registry.trios import TrioSpec
+
+
+def behave(trio: TrioSpec, timeout: float | None) -> dict:
+    """``ok`` returns a row with an SVG; ``exit`` dies with status 3; ``segv`` kills itself with
+    SIGSEGV; ``hang`` sleeps far past any timeout; ``raise`` raises; ``sleep`` records when it ran."""
+    started = time.time()
+    mode = trio.variation
+    if mode == "exit":
+        print("about to exit", flush=True)
+        os._exit(3)
+    if mode == "segv":
+        os.kill(os.getpid(), signal.SIGSEGV)
+    if mode == "hang":
+        time.sleep(600)
+    if mode == "raise":
+        raise RuntimeError(f"broken trio {trio.key}")
+    if mode == "sleep":
+        time.sleep(1.0)
+    svg = f"<svg xmlns='http://www.w3.org/2000/svg'><text>{trio.key}</text></svg>"
+    return {
+        "status": "ok",
+        "compileMs": 10.0 * len(trio.key),
+        "optimizeMs": 5.0,
+        "renderMs": 1.0,
+        "totalMs": 10.0 * len(trio.key) + 6.0,
+        "nViolated": 0,
+        "maxConstrViolation": -0.5,
+        "svg": svg,
+        "started": started,
+        "ended": time.time(),
+        "timeoutSeen": timeout,
+        "pid": os.getpid(),
+    }
