@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from ..errors import AdcoreError
 from ..ir import Atom, Block, Eqn, Function, Lit, Var, call_graph
+from ..simplify import simplify_program
 from ..types import Bool, Int, Real, RefT, Scalar, Type, VecT
 from .encode import F64, I32, Asm, ModuleBuilder
 from .libm import add_libm
@@ -79,6 +80,7 @@ class Plan:
 def build_module(f: Function, *, bounds_checks: bool = True) -> tuple[bytes, Plan]:
     """A module exporting `main` (scalar parameters in, scalar results out; arrays at `Plan` addresses)
     and `memory`."""
+    f = simplify_program(f)
     mod = ModuleBuilder()
     graph = call_graph(f)
     opaque = [g for g in graph if g.body is None]

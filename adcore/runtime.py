@@ -1,0 +1,388 @@
+"""Running adcore's Wasm under wasmtime: one engine, cached modules, fast calls, limits, memory views.
+
+* ``engine()``: the process-wide ``wasmtime.Engine`` (epoch interruption on, Cranelift opt level
+  "speed", parallel compilation).  A daemon thread advances its epoch every ``TICK_SECONDS``.
+* ``load_module(wasm, cache_dir=None)``: compiled modules are cached in memory by sha256 of the
+  bytes + engine configuration, and optionally on disk as ``Module.serialize()`` output wrapped in
+  our own header (magic, key, sha256 of the payload), checked before anything is deserialized.
+  (wasmtime's built-in cache is left off: it needs a TOML file and a per-user directory, and it
+  would not let us validate files before wasmtime reads them.)
+* ``Instance``: one ``Store`` + one instance, with a per-call time limit (epoch deadline) and a
+  memory limit.  Traps become ``WasmTrap`` subclasses naming the exported function.
+  THREADING: an ``Instance`` (its Store) must only be used by one thread at a time; create one
+  ``Instance`` per thread.  ``engine()`` and ``load_module`` are safe to share between threads.
+* ``FastFunc``: calls an export through ``wasmtime_func_call_unchecked`` with a preallocated
+  argument/result buffer, skipping the type inspection and boxing done by ``Func.__call__``.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import importlib.metadata
+import os
+import platform
+import tempfile
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import wasmtime
+from wasmtime import _ffi as ffi
+
+TICK_SECONDS = 0.01
+ENGINE_SETTINGS: dict[str, object] = {
+    "epoch_interruption": True,
+    "cranelift_opt_level": "speed",
+    "parallel_compilation": True,
+}
+WASM_PAGE = 65536
+
+# --- errors -----------------------------------------------------------------------------------------
+
+
+class WasmTrap(RuntimeError):
+    """A Wasm program stopped abnormally; ``function`` is the export that was called."""
+
+    def __init__(self, function: str, message: str) -> None:
+        super().__init__(f"wasm function {function!r}: {message}")
+        self.function = function
+
+
+class WasmTimeout(WasmTrap):
+    pass
+
+
+class WasmOutOfMemory(WasmTrap):
+    pass
+
+
+class WasmUnreachable(WasmTrap):
+    pass
+
+
+class WasmMemoryOutOfBounds(WasmTrap):
+    pass
+
+
+class WasmStackOverflow(WasmTrap):
+    pass
+
+
+_TRAP_CLASSES: dict[wasmtime.TrapCode, tuple[type[WasmTrap], str]] = {
+    wasmtime.TrapCode.INTERRUPT: (WasmTimeout, "time limit exceeded"),
+    wasmtime.TrapCode.UNREACHABLE: (WasmUnreachable, "reached 'unreachable'"),
+    wasmtime.TrapCode.MEMORY_OUT_OF_BOUNDS: (WasmMemoryOutOfBounds, "out-of-bounds memory access"),
+    wasmtime.TrapCode.STACK_OVERFLOW: (WasmStackOverflow, "call stack exhausted"),
+}
+
+
+def trap_to_exception(function: str, trap: wasmtime.Trap, time_limit: float | None = None) -> WasmTrap:
+    code = trap.trap_code
+    cls, what = _TRAP_CLASSES.get(code, (WasmTrap, "trap")) if code is not None else (WasmTrap, "trap")
+    if cls is WasmTimeout and time_limit is not None:
+        what = f"time limit of {time_limit:g} s exceeded"
+    frames = [f.func_name or f"func[{f.func_index}]" for f in trap.frames or []][:6]
+    where = f" (wasm stack: {' <- '.join(frames)})" if frames else ""
+    return cls(function, what + where)
+
+
+# --- engine and module cache ------------------------------------------------------------------------
+
+_engine: wasmtime.Engine | None = None
+_lock = threading.Lock()
+_modules: dict[str, wasmtime.Module] = {}
+
+
+def engine() -> wasmtime.Engine:
+    global _engine
+    with _lock:
+        if _engine is None:
+            config = wasmtime.Config()
+            for name, value in ENGINE_SETTINGS.items():
+                setattr(config, name, value)
+            _engine = wasmtime.Engine(config)
+            _start_ticker(_engine)
+        return _engine
+
+
+def _start_ticker(eng: wasmtime.Engine) -> None:
+    def tick() -> None:
+        while True:
+            time.sleep(TICK_SECONDS)
+            eng.increment_epoch()
+
+    threading.Thread(target=tick, name="adcore-wasm-epoch", daemon=True).start()
+
+
+def config_fingerprint() -> str:
+    """Everything that makes compiled code incompatible: wasmtime version, settings, host."""
+    settings = ";".join(f"{k}={v}" for k, v in sorted(ENGINE_SETTINGS.items()))
+    return f"wasmtime={importlib.metadata.version('wasmtime')};{settings};{platform.machine()}"
+
+
+def module_key(wasm: bytes) -> str:
+    return hashlib.sha256(config_fingerprint().encode() + b"\0" + wasm).hexdigest()
+
+
+CACHE_MAGIC = b"ADCORE-CWASM-1\n"
+
+
+def _pack(key: str, payload: bytes) -> bytes:
+    return CACHE_MAGIC + key.encode() + hashlib.sha256(payload).digest() + payload
+
+
+def _unpack(key: str, blob: bytes) -> bytes | None:
+    """The payload if the file is ours, for this key, and intact; else None."""
+    head = len(CACHE_MAGIC) + 64
+    if (
+        len(blob) < head + 32
+        or not blob.startswith(CACHE_MAGIC)
+        or blob[len(CACHE_MAGIC) : head] != key.encode()
+    ):
+        return None
+    digest, payload = blob[head : head + 32], blob[head + 32 :]
+    return payload if hashlib.sha256(payload).digest() == digest else None
+
+
+def load_module(wasm: bytes, cache_dir: str | Path | None = None) -> wasmtime.Module:
+    """Compile (or fetch from the caches) a module; the same bytes give the same Module object."""
+    key = module_key(wasm)
+    with _lock:
+        cached = _modules.get(key)
+    if cached is not None:
+        return cached
+    module = _load_from_disk(key, Path(cache_dir)) if cache_dir is not None else None
+    if module is None:
+        try:
+            module = wasmtime.Module(engine(), wasm)
+        except wasmtime.WasmtimeError as e:
+            raise ValueError(f"invalid wasm module: {str(e).splitlines()[0]}") from e
+        if cache_dir is not None:
+            _store_to_disk(key, Path(cache_dir), bytes(module.serialize()))
+    with _lock:
+        return _modules.setdefault(key, module)
+
+
+def cache_path(cache_dir: Path, key: str) -> Path:
+    return cache_dir / f"{key}.cwasm"
+
+
+def _load_from_disk(key: str, cache_dir: Path) -> wasmtime.Module | None:
+    try:
+        blob = cache_path(cache_dir, key).read_bytes()
+    except OSError:
+        return None
+    payload = _unpack(key, blob)
+    if payload is None:
+        return None  # corrupt or foreign: recompiled and overwritten by the caller
+    try:
+        return wasmtime.Module.deserialize(engine(), payload)
+    except wasmtime.WasmtimeError:
+        return None
+
+
+def _store_to_disk(key: str, cache_dir: Path, payload: bytes) -> None:
+    """Write atomically (temp file + rename) so concurrent readers never see half a file."""
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=cache_dir, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(_pack(key, payload))
+        os.replace(tmp, cache_path(cache_dir, key))
+    except OSError:
+        Path(tmp).unlink(missing_ok=True)
+
+
+def clear_memory_cache() -> None:
+    with _lock:
+        _modules.clear()
+
+
+# --- instances --------------------------------------------------------------------------------------
+
+
+class Instance:
+    """A module instantiated in its own Store (not thread-safe: one Instance per thread).
+
+    ``time_limit``: seconds each call may run (None: unlimited); ``memory_limit``: bytes of linear
+    memory the store may hold (instantiation or growth beyond it fails).
+    """
+
+    def __init__(
+        self,
+        module: wasmtime.Module | bytes,
+        imports: Sequence[wasmtime.Func] = (),
+        time_limit: float | None = 10.0,
+        memory_limit: int | None = 256 * 2**20,
+        cache_dir: str | Path | None = None,
+    ) -> None:
+        self.module = module if isinstance(module, wasmtime.Module) else load_module(module, cache_dir)
+        self.store = wasmtime.Store(engine())
+        self.time_limit = time_limit
+        self.memory_limit = memory_limit
+        if memory_limit is not None:
+            self.store.set_limits(memory_size=memory_limit)
+        self.arm_deadline()
+        try:
+            self.instance = wasmtime.Instance(self.store, self.module, list(imports))
+        except wasmtime.Trap as trap:
+            raise trap_to_exception("<start>", trap, time_limit) from None
+        except wasmtime.WasmtimeError as e:
+            msg = str(e).splitlines()[0]
+            if memory_limit is not None and "memory" in msg.lower():
+                raise WasmOutOfMemory("<instantiate>", f"memory limit of {memory_limit} bytes: {msg}") from e
+            raise
+        self.exports = self.instance.exports(self.store)
+
+    def deadline_ticks(self) -> int:
+        if self.time_limit is None:
+            return 1 << 62
+        return int(self.time_limit / TICK_SECONDS) + 1
+
+    def arm_deadline(self) -> None:
+        self.store.set_epoch_deadline(self.deadline_ticks())
+
+    def func(self, name: str) -> wasmtime.Func:
+        f = self.exports.get(name) if hasattr(self.exports, "get") else self.exports[name]
+        if not isinstance(f, wasmtime.Func):
+            raise KeyError(f"module has no exported function {name!r}")
+        return f
+
+    def call(self, name: str, *args: float | int) -> object:
+        """Checked call through wasmtime-py (~30 us); traps become WasmTrap exceptions."""
+        f = self.func(name)
+        self.arm_deadline()
+        try:
+            return f(self.store, *args)
+        except wasmtime.Trap as trap:
+            raise trap_to_exception(name, trap, self.time_limit) from None
+
+    def fast(self, name: str) -> FastFunc:
+        return FastFunc(self, name)
+
+    def memory(self, name: str = "memory") -> wasmtime.Memory:
+        m = self.exports[name]
+        if not isinstance(m, wasmtime.Memory):
+            raise KeyError(f"export {name!r} is not a memory")
+        return m
+
+    def grow_memory(self, pages: int, name: str = "memory") -> int:
+        """Grow by ``pages``; returns the previous size in pages.  Refused past the memory limit."""
+        try:
+            return self.memory(name).grow(self.store, pages)
+        except wasmtime.WasmtimeError as e:
+            size = self.memory(name).data_len(self.store)
+            raise WasmOutOfMemory(
+                f"<memory {name}>",
+                f"cannot grow by {pages} pages from {size} bytes (limit {self.memory_limit} bytes): "
+                + str(e).splitlines()[0],
+            ) from e
+
+    def view(self, offset: int, n: int, dtype: type = np.float64, name: str = "memory") -> MemoryView:
+        return MemoryView(self, self.memory(name), offset, n, np.dtype(dtype))
+
+
+class MemoryView:
+    """A numpy window on linear memory; ``.array`` is rebuilt when the memory moved or grew."""
+
+    def __init__(self, inst: Instance, memory: wasmtime.Memory, offset: int, n: int, dtype: np.dtype) -> None:
+        if offset % dtype.itemsize:
+            raise ValueError(f"offset {offset} is not aligned to {dtype.itemsize} bytes")
+        self.inst, self.memory, self.offset, self.n, self.dtype = inst, memory, offset, n, dtype
+        self._base: tuple[int, int] | None = None
+        self._array: np.ndarray | None = None
+
+    @property
+    def array(self) -> np.ndarray:
+        store = self.inst.store
+        ptr = ctypes.cast(self.memory.data_ptr(store), ctypes.c_void_p).value or 0
+        size = self.memory.data_len(store)
+        if self._array is None or self._base != (ptr, size):
+            end = self.offset + self.n * self.dtype.itemsize
+            if end > size:
+                raise IndexError(f"view [{self.offset}, {end}) exceeds linear memory of {size} bytes")
+            raw = (ctypes.c_ubyte * size).from_address(ptr)
+            self._array = np.frombuffer(raw, dtype=self.dtype, count=self.n, offset=self.offset)
+            self._base = (ptr, size)
+        return self._array
+
+
+# --- fast calls -------------------------------------------------------------------------------------
+
+_VALKIND_FIELD = {"i32": "i32", "i64": "i64", "f32": "f32", "f64": "f64"}
+_call_unchecked = ffi.dll.wasmtime_func_call_unchecked
+_call_unchecked.restype = ctypes.c_void_p  # a wasmtime_error_t*, owned by us when non-null
+_call_unchecked.argtypes = [
+    ctypes.c_void_p,
+    ctypes.c_void_p,
+    ctypes.c_void_p,
+    ctypes.c_size_t,
+    ctypes.POINTER(ctypes.POINTER(ffi.wasm_trap_t)),
+]
+_set_deadline = ffi.dll.wasmtime_context_set_epoch_deadline
+_set_deadline.restype = None
+_set_deadline.argtypes = [ctypes.c_void_p, ctypes.c_uint64]
+
+
+class FastFunc:
+    """Call an exported numeric function with little overhead (bypasses per-call type checks).
+
+    Arguments are written into a reusable ``wasmtime_val_raw_t`` buffer, which also receives the
+    results.  Only i32/i64/f32/f64 signatures; not thread-safe (shares the Instance's Store).
+    """
+
+    def __init__(self, inst: Instance, name: str) -> None:
+        self.inst, self.name = inst, name
+        self._func = inst.func(name)  # keeps the wasmtime_func_t alive
+        ty = self._func.type(inst.store)
+        kinds = [str(t) for t in ty.params], [str(t) for t in ty.results]
+        for k in kinds[0] + kinds[1]:
+            if k not in _VALKIND_FIELD:
+                raise TypeError(f"FastFunc {name!r}: unsupported value type {k}")
+        self.param_fields = [_VALKIND_FIELD[k] for k in kinds[0]]
+        self.result_fields = [_VALKIND_FIELD[k] for k in kinds[1]]
+        size = max(1, len(self.param_fields), len(self.result_fields))
+        self._buf = (ffi.wasmtime_val_raw_t * size)()
+        self._slots = list(self._buf)  # ctypes views on each slot, built once
+        self._size = size
+        self._ctx = ctypes.cast(inst.store._context(), ctypes.c_void_p).value
+        self._func_addr = ctypes.addressof(self._func._func)
+        self._buf_addr = ctypes.addressof(self._buf)
+        self._trap = ctypes.POINTER(ffi.wasm_trap_t)()
+        self._trap_ref = ctypes.byref(self._trap)
+        self._ticks = inst.deadline_ticks()
+        # Without a time limit the deadline armed at instantiation (2^62 ticks) never expires.
+        self._rearm = inst.time_limit is not None
+        self._single_f64 = self.result_fields == ["f64"] and set(self.param_fields) <= {"f64"}
+
+    def __call__(self, *args: float | int) -> object:
+        if len(args) != len(self.param_fields):
+            raise TypeError(f"{self.name}() takes {len(self.param_fields)} arguments, got {len(args)}")
+        slots = self._slots
+        if self._single_f64:
+            for slot, a in zip(slots, args, strict=False):
+                slot.f64 = a
+        else:
+            for slot, field, a in zip(slots, self.param_fields, args, strict=False):
+                setattr(slot, field, a)
+        if self._rearm:
+            _set_deadline(self._ctx, self._ticks)
+        err = _call_unchecked(self._ctx, self._func_addr, self._buf_addr, self._size, self._trap_ref)
+        if err or self._trap:
+            self._raise(err)
+        if self._single_f64:
+            return slots[0].f64
+        results = [getattr(s, f) for s, f in zip(slots, self.result_fields, strict=False)]
+        return None if not results else results[0] if len(results) == 1 else results
+
+    def _raise(self, err: int | None) -> None:
+        if self._trap:
+            trap = wasmtime.Trap._from_ptr(self._trap)  # takes ownership
+            self._trap = ctypes.POINTER(ffi.wasm_trap_t)()
+            self._trap_ref = ctypes.byref(self._trap)
+            raise trap_to_exception(self.name, trap, self.inst.time_limit)
+        error = wasmtime.WasmtimeError._from_ptr(ctypes.cast(err, ctypes.POINTER(ffi.wasmtime_error_t)))
+        raise WasmTrap(self.name, str(error).splitlines()[0])

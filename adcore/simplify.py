@@ -1,0 +1,165 @@
+"""Simplification before code generation: inline small callees in loops, unroll tiny loops, forward
+array literals, remove dead code.
+
+Derivative code is made of many small functions (one per primitive rule, per kind, per shape); in a
+loop over a goal table each call costs more than its body, and each small array passed through
+memory costs loads and stores. These passes make a loop body straight-line scalar code:
+
+- a call to a function of at most `INLINE_LIMIT` equations (with no loop of its own) made inside a
+  loop body is replaced by the callee's body; calls outside loops stay calls, so the call graph of
+  the program survives into Wasm (Rose's tower compiles to one Wasm function per adcore function);
+- a loop of at most `UNROLL_LIMIT` iterations is unrolled;
+- `index(vec(a, b, ...), k)` with a literal k becomes the element itself.
+Semantics are unchanged (the interpreter gives identical results before and after).
+"""
+
+from __future__ import annotations
+
+from .dce import dce_function
+from .ir import Atom, Block, Eqn, Function, Lit, Var
+from .types import Int, Real, RefT, VecT
+
+INLINE_LIMIT = 60
+UNROLL_LIMIT = 8
+
+
+def simplify_program(f: Function) -> Function:
+    """f with every function it calls simplified (memoized on each function)."""
+    cached = f.cache.get("simplified")
+    if cached is not None:
+        return cached
+    if f.body is None:
+        return f
+    s = Simplifier(f)
+    body = s.block(f.body, in_loop=False)
+    g = Function(f.name, f.params, f.result_types, body, signature=f.signature)
+    g.custom_jvp = f.custom_jvp
+    g = dce_function(g)
+    f.cache["simplified"] = g
+    return g
+
+
+def _has_loop(f: Function) -> bool:
+    return f.body is not None and any(e.prim == "for" for e in f.body.eqns)
+
+
+def _inlinable(f: Function) -> bool:
+    return f.body is not None and not _has_loop(f) and len(f.body.eqns) <= INLINE_LIMIT
+
+
+class Simplifier:
+    def __init__(self, f: Function):
+        self.f = f
+        self.sub: dict[Var, Atom] = {}
+        self.vec_lits: dict[Var, tuple[Atom, ...]] = {}
+
+    def atom(self, a: Atom) -> Atom:
+        while isinstance(a, Var) and a in self.sub:
+            a = self.sub[a]
+        return a
+
+    def block(self, b: Block, in_loop: bool) -> Block:
+        out: list[Eqn] = []
+        for e in b.eqns:
+            self.eqn(e, in_loop, out)
+        return Block(b.params, tuple(out), tuple(self.atom(r) for r in b.results))
+
+    def eqn(self, e: Eqn, in_loop: bool, out: list[Eqn]) -> None:
+        args = tuple(self.atom(a) for a in e.args)
+        if e.prim == "index" and isinstance(args[1], Lit) and args[0] in self.vec_lits:
+            self.sub[e.outs[0]] = self.vec_lits[args[0]][int(args[1].val)]  # type: ignore[index]
+            return
+        if e.prim == "call":
+            callee: Function = e.params["fn"]
+            if in_loop and _inlinable(callee):
+                self.inline(callee, args, e.outs, out)
+                return
+            out.append(Eqn(e.outs, "call", args, {"fn": simplify_program(callee)}))
+            return
+        if e.prim == "for":
+            body: Block = e.params["body"]
+            if e.params["n"] <= UNROLL_LIMIT and not any(isinstance(p.ty, RefT) and not _scalar_ref(p) for p in body.params[1:]):
+                self.unroll(e, out)
+                return
+            out.append(Eqn(e.outs, "for", args, {**e.params, "body": self.block(body, in_loop=True)}))
+            return
+        new = Eqn(e.outs, e.prim, args, e.params)
+        if e.prim == "vec":
+            self.vec_lits[e.outs[0]] = args
+        out.append(new)
+
+    def inline(self, callee: Function, args: tuple[Atom, ...], outs: tuple[Var, ...], out: list[Eqn]) -> None:
+        assert callee.body is not None
+        body = simplify_program(callee).body
+        assert body is not None
+        rename: dict[Var, Atom] = dict(zip(body.params, args))
+        for e in body.eqns:
+            new_outs = tuple(Var(o.ty) for o in e.outs)
+            rename.update(zip(e.outs, new_outs))
+            copied = Eqn(new_outs, e.prim, tuple(rename.get(a, a) if isinstance(a, Var) else a for a in e.args), e.params)
+            self.eqn(copied, True, out)
+        for o, r in zip(outs, body.results):
+            self.sub[o] = self.atom(rename.get(r, r) if isinstance(r, Var) else r)
+
+    def unroll(self, e: Eqn, out: list[Eqn]) -> None:
+        """for i < n (n small): the body n times with i a literal; scalar accumulators become sums."""
+        body: Block = e.params["body"]
+        i, *refs = body.params
+        n = e.params["n"]
+        totals: dict[Var, list[Atom]] = {r: [] for r in refs}
+        columns: list[list[Atom]] = [[] for _ in body.results]
+        for k in range(n):
+            rename: dict[Var, Atom] = {i: Lit(k, Int)}
+            for be in body.eqns:
+                args = tuple(rename.get(a, a) if isinstance(a, Var) else a for a in be.args)
+                if be.prim == "accum" and args[0] in totals:
+                    totals[args[0]].append(self.atom(args[1]))  # type: ignore[index]
+                    continue
+                new_outs = tuple(Var(o.ty) for o in be.outs)
+                rename.update(zip(be.outs, new_outs))
+                params = be.params
+                if be.prim == "for":
+                    params = {**params, "body": _rename_block(params["body"], rename)}
+                self.eqn(Eqn(new_outs, be.prim, args, params), True, out)
+            for col, r in zip(columns, body.results):
+                col.append(self.atom(rename.get(r, r) if isinstance(r, Var) else r))
+        n_elems = len(body.results)
+        for o, col, r in zip(e.outs[:n_elems], columns, body.results):
+            self.eqn(Eqn((o,), "vec", tuple(col), {"elem": r.ty}), True, out)
+        for o, ref in zip(e.outs[n_elems:], refs):
+            self.sub[o] = self.sum(totals[ref], o, out)
+
+    def sum(self, atoms: list[Atom], like: Var, out: list[Eqn]) -> Atom:
+        ty = like.ty
+        if not atoms:
+            if not isinstance(ty, VecT):
+                return Lit(0.0, ty) if ty == Real else Lit(0, ty)  # type: ignore[arg-type]
+            zero = Var(ty)
+            out.append(Eqn((zero,), "zeros", (), {"ty": ty}))
+            return zero
+        total = atoms[0]
+        for a in atoms[1:]:
+            v = Var(ty)
+            out.append(Eqn((v,), "add", (total, a)))
+            total = v
+        return total
+
+
+def _scalar_ref(p: Var) -> bool:
+    return isinstance(p.ty, RefT) and not isinstance(p.ty.of, VecT)
+
+
+def _rename_block(b: Block, rename: dict[Var, Atom]) -> Block:
+    """A nested loop body copied for one unrolled iteration (its own variables are fresh)."""
+    local: dict[Var, Atom] = dict(rename)
+    params = tuple(Var(p.ty) for p in b.params)
+    local.update(zip(b.params, params))
+    eqns = []
+    for e in b.eqns:
+        outs = tuple(Var(o.ty) for o in e.outs)
+        local.update(zip(e.outs, outs))
+        p = e.params
+        if e.prim == "for":
+            p = {**p, "body": _rename_block(p["body"], local)}
+        eqns.append(Eqn(outs, e.prim, tuple(local.get(a, a) if isinstance(a, Var) else a for a in e.args), p))
+    return Block(params, tuple(eqns), tuple(local.get(r, r) if isinstance(r, Var) else r for r in b.results))

@@ -1,0 +1,142 @@
+"""Penrose-like energies: n circles, all pairs `disjoint`, `onCanvas` for each, a small objective.
+
+Measures, in one run, value+gradient time from Python and build time for:
+- ours: the energy compiler (one adcore function per goal kind, looped over its table) in Wasm;
+- numpy: a hand-vectorized baseline (broadcasted all-pairs distances, analytic gradient);
+- JAX (`jit(value_and_grad)`, vectorized), when installed (`pip install jax`).
+Prints a table with ratios to numpy.
+
+    python benchmarks/energy_circles.py [--sizes 10 50 200 1000] [--repeat 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import statistics
+import time
+
+import numpy as np
+
+from energies.compile.problem import CompiledProblem
+from energies.diagram import Diagram, GoalInstance, ShapeInstance, Unknowns
+from energies.expr import input_node
+
+CANVAS = (800.0, 700.0)
+WEIGHT = 1e3
+PAD = 1.0
+
+
+def diagram(n: int, seed: int = 0) -> Diagram:
+    rng = np.random.default_rng(seed)
+    u = Unknowns()
+    shapes = []
+    for k in range(n):
+        cx = input_node(u.add(rng.uniform(-300, 300), f"c{k}.x"))
+        cy = input_node(u.add(rng.uniform(-300, 300), f"c{k}.y"))
+        r = input_node(u.add(rng.uniform(5, 20), f"c{k}.r"))
+        shapes.append(ShapeInstance(f"c{k}", "Circle", {"center": [cx, cy], "r": r, "strokeWidth": 0.0}))
+    goals = [GoalInstance("constraint", "disjoint", [a, b, PAD]) for a, b in itertools.combinations(shapes, 2)]
+    goals += [GoalInstance("constraint", "onCanvas", [s, *CANVAS]) for s in shapes]
+    goals += [GoalInstance("objective", "minimal", [s.props["r"]]) for s in shapes]
+    return Diagram(CANVAS, shapes, goals, u)
+
+
+def numpy_energy(x: np.ndarray, n: int) -> tuple[float, np.ndarray]:
+    """The same energy by hand: Σ r + λ Σ max(g, 0)² over disjoint and onCanvas."""
+    c = x.reshape(n, 3)
+    p, r = c[:, :2], c[:, 2]
+    i, j = np.triu_indices(n, 1)
+    d = p[i] - p[j]
+    dist = np.sqrt((d * d).sum(1))
+    g = r[i] + r[j] + PAD - dist
+    v = np.maximum(g, 0.0)
+    grad = np.zeros_like(c)
+    coef = 2 * WEIGHT * v
+    unit = d / np.maximum(dist, 1e-300)[:, None]
+    np.add.at(grad[:, 2], i, coef)
+    np.add.at(grad[:, 2], j, coef)
+    np.add.at(grad[:, :2], i, -coef[:, None] * unit)
+    np.add.at(grad[:, :2], j, coef[:, None] * unit)
+    half = np.array(CANVAS) / 2
+    total = float(r.sum() + WEIGHT * (v * v).sum())
+    grad[:, 2] += 1.0
+    for axis in range(2):
+        for sign in (1.0, -1.0):
+            h = sign * p[:, axis] + r - half[axis]  # the circle's extent past the canvas edge
+            hv = np.maximum(h, 0.0)
+            total += WEIGHT * float((hv * hv).sum())
+            grad[:, axis] += 2 * WEIGHT * hv * sign
+            grad[:, 2] += 2 * WEIGHT * hv
+    return total, grad.ravel()
+
+
+def timed(f, repeat: int) -> float:
+    samples = []
+    for _ in range(max(3, repeat // 20)):
+        t = time.perf_counter()
+        for _ in range(20):
+            f()
+        samples.append((time.perf_counter() - t) / 20)
+    return statistics.median(samples) * 1e6
+
+
+def jax_runner(n: int):
+    try:
+        import jax
+        import jax.numpy as jnp
+    except ImportError:
+        return None
+    jax.config.update("jax_enable_x64", True)
+    i, j = np.triu_indices(n, 1)
+
+    def energy(x):
+        c = x.reshape(n, 3)
+        p, r = c[:, :2], c[:, 2]
+        d = p[i] - p[j]
+        g = r[i] + r[j] + PAD - jnp.sqrt((d * d).sum(1))
+        half = jnp.array(CANVAS) / 2
+        edges = jnp.concatenate([p + r[:, None] - half, -p + r[:, None] - half], axis=1)
+        return r.sum() + WEIGHT * ((jnp.maximum(g, 0) ** 2).sum() + (jnp.maximum(edges, 0) ** 2).sum())
+
+    t = time.perf_counter()
+    vg = jax.jit(jax.value_and_grad(energy))
+    return vg, time.perf_counter() - t
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", type=int, nargs="+", default=[10, 50, 200, 1000])
+    ap.add_argument("--repeat", type=int, default=200)
+    args = ap.parse_args(argv)
+    print("| n | pairs | ours µs | numpy µs | ours/numpy | JAX µs | build ours ms | build JAX ms | wasm bytes | kinds |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for n in args.sizes:
+        d = diagram(n)
+        t0 = time.perf_counter()
+        p = CompiledProblem(d, cache=None)
+        build = (time.perf_counter() - t0) * 1e3
+        x = np.array(d.unknowns.x0)
+        e_ours, g_ours = p.energy_and_grad(x, 0, WEIGHT)
+        e_np, g_np = numpy_energy(x, n)
+        assert abs(e_ours - e_np) <= 1e-9 * max(1.0, abs(e_np)), (e_ours, e_np)
+        assert np.allclose(g_ours, g_np, rtol=1e-8, atol=1e-6)
+        repeat = args.repeat if n <= 200 else max(10, args.repeat // 20)
+        ours = timed(lambda: p.energy_and_grad(x, 0, WEIGHT), repeat)
+        base = timed(lambda: numpy_energy(x, n), repeat)
+        jax_cell = build_jax = "n/a"
+        jr = jax_runner(n)
+        if jr is not None:
+            vg, _ = jr
+            t = time.perf_counter()
+            vg(x)[1].block_until_ready()
+            build_jax = f"{(time.perf_counter() - t) * 1e3:.0f}"
+            jax_cell = f"{timed(lambda: vg(x)[1].block_until_ready(), repeat):.0f}"
+        print(
+            f"| {n} | {n * (n - 1) // 2} | {ours:.0f} | {base:.0f} | {ours / base:.2f} | {jax_cell} | {build:.0f} "
+            f"| {build_jax} | {p.vg.wasm_bytes} | {len(p.kinds)} |"
+        )
+
+
+if __name__ == "__main__":
+    main()
