@@ -15,7 +15,7 @@ from typing import Any, Literal
 import numpy as np
 
 from ..diagram import GoalInstance
-from ..expr import signature
+from ..expr import Sig, signature
 
 
 @dataclass
@@ -71,37 +71,48 @@ class GoalKind:
 def group_goals(goals: Sequence[GoalInstance], goal: str) -> list[GoalKind]:
     """Kinds of the goals of one class ("constraint" or "objective"), in order of first appearance.
 
-    Hot for large diagrams (one pass over every goal), so argument signatures are memoized by
-    object identity: a shape shared by a thousand goals is abstracted once.
+    Hot for large diagrams, so the work per goal is a few dictionary lookups: every distinct
+    argument (a shape shared by a thousand goals, a number) is abstracted once, and the tables are
+    assembled with numpy from per-argument slot arrays.
     """
+    arg_ids: dict[int, int] = {}  # id of an argument object (alive as long as its goal) -> number
+    arg_sigs: list[Sig] = []
+    sig_ids: list[int] = []
     memo: dict[int, Any] = {}
-    const_sig = signature(0.0)[0]
-
-    def arg_signature(v: Any) -> Any:
-        if type(v) is float or type(v) is int:
-            return const_sig, (), (float(v),)
-        found = memo.get(id(v))
-        if found is None:
-            found = memo[id(v)] = signature(v, props_of, memo)
-        return found
-
-    kinds: dict[tuple[Any, ...], GoalKind] = {}
-    rows: dict[tuple[Any, ...], tuple[list[tuple[int, ...]], list[tuple[float, ...]]]] = {}
+    groups: dict[tuple[Any, ...], tuple[GoalInstance, list[int], list[tuple[int, ...]]]] = {}
     for k, g in enumerate(goals):
-        parts = [arg_signature(a) for a in g.args]
-        key = (g.name, *(p[0] for p in parts))
-        kind = kinds.get(key)
-        if kind is None:
-            n_in = sum(len(p[1]) for p in parts)
-            n_c = sum(len(p[2]) for p in parts)
-            kind = kinds[key] = GoalKind(goal, g.name, g, hash(key), n_in, n_c)  # type: ignore[arg-type]
-            rows[key] = ([], [])
-        kind.goals.append(k)
-        ins, cs = rows[key]
-        ins.append(sum((p[1] for p in parts), ()))
-        cs.append(sum((p[2] for p in parts), ()))
-    for key, kind in kinds.items():
-        ins, cs = rows[key]
-        kind.rows_in = np.array(ins, dtype=np.int32).reshape(kind.n_rows, kind.n_inputs)
-        kind.rows_c = np.array(cs, dtype=np.float64).reshape(kind.n_rows, kind.n_consts)
-    return list(kinds.values())
+        numbers = []
+        for a in g.args:
+            n = arg_ids.get(id(a))
+            if n is None:
+                n = arg_ids[id(a)] = len(arg_sigs)
+                sig = signature(a, props_of, memo)
+                arg_sigs.append(sig)
+                sig_ids.append(sig[0])
+            numbers.append(n)
+        key = (g.name, *[sig_ids[a] for a in numbers])
+        group = groups.get(key)
+        if group is None:
+            group = groups[key] = (g, [], [])
+        group[1].append(k)
+        group[2].append(numbers)  # type: ignore[arg-type]
+    kinds = []
+    for key, (rep, members, numbers) in groups.items():
+        table = np.array(numbers, dtype=np.int64).reshape(len(members), len(rep.args))
+        ins = [_slots(arg_sigs, table[:, pos], 1, np.int32) for pos in range(table.shape[1])]
+        cs = [_slots(arg_sigs, table[:, pos], 2, np.float64) for pos in range(table.shape[1])]
+        rows_in = np.concatenate(ins, axis=1) if ins else np.zeros((len(members), 0), np.int32)
+        rows_c = np.concatenate(cs, axis=1) if cs else np.zeros((len(members), 0))
+        kinds.append(
+            GoalKind(goal, rep.name, rep, hash(key), rows_in.shape[1], rows_c.shape[1],  # type: ignore[arg-type]
+                     members, np.ascontiguousarray(rows_in, np.int32), np.ascontiguousarray(rows_c))
+        )
+    return kinds
+
+
+def _slots(sigs: list[Sig], column: np.ndarray, part: int, dtype: Any) -> np.ndarray:
+    """The slots (inputs or constants) of the arguments in `column`, one row per goal."""
+    distinct, inverse = np.unique(column, return_inverse=True)
+    width = len(sigs[int(distinct[0])][part])
+    values = np.array([sigs[int(a)][part] for a in distinct], dtype=dtype).reshape(len(distinct), width)
+    return values[inverse]

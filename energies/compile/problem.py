@@ -136,8 +136,8 @@ class CompiledProblem:
         return StageSpec(
             name=name,
             varying=self.diagram.unknowns.varying_mask(name),
-            objectives=np.array([g.active_in(name) for g in self.objectives], dtype=bool),
-            constraints=np.array([g.active_in(name) for g in self.constraints], dtype=bool),
+            objectives=_active(self.objectives, name),
+            constraints=_active(self.constraints, name),
         )
 
     def _activate(self, s: int) -> None:
@@ -199,6 +199,19 @@ class CompiledProblem:
             for row, goal in enumerate(kind.goals):
                 np.add.at(target[goal], kind.rows_in[row], grads[row])
         return jac["objective"], jac["constraint"]
+
+
+def _active(goals: list[GoalInstance], stage: str) -> np.ndarray:
+    """Which goals take part in a stage (one decision per distinct stage annotation)."""
+    decided: dict[tuple[tuple[str, ...], bool], bool] = {}
+    out = np.empty(len(goals), dtype=bool)
+    for k, g in enumerate(goals):
+        key = (g.stages, g.exclude)
+        flag = decided.get(key)
+        if flag is None:
+            flag = decided[key] = g.active_in(stage)
+        out[k] = flag
+    return out
 
 
 def compile_problem(diagram: Diagram, **options: Any) -> CompiledProblem:
