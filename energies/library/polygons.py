@@ -1,0 +1,286 @@
+"""Polygons: convex partition, Minkowski-sum signed distances and point-polygon distances (Penrose's
+lib/Minkowski.ts and the polygon parts of lib/Queries.ts, written as polymorphic macros).
+
+Convex partition is a combinatorial choice made on numbers, as Penrose makes it on the initial vertex
+positions: on plain floats we run a Hertel-Mehlhorn partition (ear clipping, then greedy removal of
+diagonals); on traced vertices the values are unknown at trace time, so the polygon is taken as one
+convex piece (exact for convex polygons, an approximation for concave ones).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from adcore import and_, not_, or_, select
+from adcore import math as am
+
+from .geometry import (
+    Pt,
+    Scalar,
+    add_n,
+    clamp,
+    div,
+    max_n,
+    min_n,
+    msign,
+    pt,
+    rot90,
+    sqr,
+    sqrt,
+    vdot,
+    vmul,
+    vneg,
+    vnorm,
+    vnormalize,
+    vsub,
+)
+
+NEG_INF = -math.inf
+
+
+def is_number(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+# -- convex partition on numbers -------------------------------------------------------------------
+
+
+def _cross(o: Sequence[float], a: Sequence[float], b: Sequence[float]) -> float:
+    return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0])
+
+
+def _signed_area(pts: Sequence[Sequence[float]]) -> float:
+    n = len(pts)
+    return 0.5 * sum(pts[i][0] * pts[(i + 1) % n][1] - pts[(i + 1) % n][0] * pts[i][1] for i in range(n))
+
+
+def _in_triangle(p: Sequence[float], a: Sequence[float], b: Sequence[float], c: Sequence[float]) -> bool:
+    return _cross(a, b, p) >= 0 and _cross(b, c, p) >= 0 and _cross(c, a, p) >= 0
+
+
+def _triangulate(pts: Sequence[Sequence[float]], order: list[int]) -> list[list[int]]:
+    """Ear clipping of a counterclockwise simple polygon (indices into pts)."""
+    rest, triangles = list(order), []
+    guard = 0
+    while len(rest) > 3 and guard < 10 * len(order) ** 2:
+        guard += 1
+        m = len(rest)
+        for k in range(m):
+            i, j, l = rest[k - 1], rest[k], rest[(k + 1) % m]
+            if _cross(pts[i], pts[j], pts[l]) <= 0:
+                continue
+            if any(_in_triangle(pts[q], pts[i], pts[j], pts[l]) for q in rest if q not in (i, j, l)):
+                continue
+            triangles.append([i, j, l])
+            rest.pop(k)
+            break
+        else:  # degenerate (collinear or self-touching) input: fan the rest
+            triangles += [[rest[0], rest[q], rest[q + 1]] for q in range(1, len(rest) - 1)]
+            return triangles
+    triangles.append(rest)
+    return triangles
+
+
+def _is_convex(pts: Sequence[Sequence[float]], poly: list[int]) -> bool:
+    n = len(poly)
+    return all(_cross(pts[poly[i - 1]], pts[poly[i]], pts[poly[(i + 1) % n]]) >= -1e-12 for i in range(n))
+
+
+def _merge(a: list[int], b: list[int], u: int, v: int) -> list[int]:
+    """Glue two CCW pieces along their shared edge: a has u->v, b has v->u."""
+    ia = a.index(v)
+    a_rot = a[ia:] + a[:ia]  # starts at v, ends at u
+    ib = b.index(u)
+    b_rot = b[ib:] + b[:ib]  # starts at u, ends at v
+    return a_rot[:-1] + b_rot[:-1]
+
+
+def convex_partition_indices(coords: Sequence[Sequence[float]]) -> list[list[int]]:
+    """Hertel-Mehlhorn convex partition of a simple polygon, as counterclockwise index lists."""
+    n = len(coords)
+    order = list(range(n))
+    if _signed_area(coords) < 0:
+        order.reverse()
+    if n <= 3:
+        return [order]
+    pieces = _triangulate(coords, order)
+    merged = True
+    while merged:
+        merged = False
+        for x in range(len(pieces)):
+            for y in range(x + 1, len(pieces)):
+                a, b = pieces[x], pieces[y]
+                for k in range(len(a)):
+                    u, v = a[k], a[(k + 1) % len(a)]
+                    if u in b and b[(b.index(u) - 1) % len(b)] == v:
+                        glued = _merge(a, b, u, v)
+                        if _is_convex(coords, glued):
+                            pieces[x] = glued
+                            pieces.pop(y)
+                            merged = True
+                            break
+                if merged:
+                    break
+            if merged:
+                break
+    return pieces
+
+
+def convex_partitions(points: Sequence[Sequence[Scalar]]) -> list[list[Pt]]:
+    """Convex pieces of a simple polygon (see the module docstring for traced vertices)."""
+    pts = [pt(p) for p in points]
+    if len(pts) <= 3 or not all(is_number(c) for p in pts for c in p):
+        return [pts]
+    return [[pts[i] for i in piece] for piece in convex_partition_indices(pts)]
+
+
+# -- half-planes and Minkowski sums ----------------------------------------------------------------
+
+
+def centroid(points: Sequence[Pt]) -> Pt:
+    n = float(len(points))
+    return [add_n([p[0] for p in points]) / n, add_n([p[1] for p in points]) / n]
+
+
+def outward_unit_normal(segment: Sequence[Pt], inside: Pt) -> Pt:
+    normal = vnormalize(rot90(vsub(segment[1], segment[0])))
+    inside_value = vdot(vsub(inside, segment[0]), normal)
+    return vmul(-msign(inside_value), normal)
+
+
+def _sides(poly: Sequence[Pt]) -> list[list[Pt]]:
+    return [[poly[i], poly[i - 1]] for i in range(len(poly))]
+
+
+def half_plane_sdf(segment: Sequence[Pt], others: Sequence[Pt], inside: Pt, padding: Scalar) -> Scalar:
+    normal = outward_unit_normal(segment, inside)
+    alpha = vdot(normal, segment[0])
+    alpha_other = max_n([vdot(normal, p) for p in others])
+    return padding - (alpha + alpha_other)
+
+
+def _minkowski_sdf_one_sided(p1: Sequence[Pt], p2: Sequence[Pt], padding: Scalar) -> Scalar:
+    center = centroid(p1)
+    return max_n([half_plane_sdf(s, p2, center, padding) for s in _sides(p1)])
+
+
+def convex_polygon_minkowski_sdf(p1: Sequence[Pt], p2: Sequence[Pt], padding: Scalar) -> Scalar:
+    """SDF at the origin of the Minkowski sum of two convex polygons."""
+    return am.max(_minkowski_sdf_one_sided(p1, p2, padding), _minkowski_sdf_one_sided(p2, p1, padding))
+
+
+def overlapping_polygon_points(pts1: Sequence[Pt], pts2: Sequence[Pt], overlap: Scalar = 0.0) -> Scalar:
+    """Signed distance between two polygons (<= -overlap when they overlap by `overlap`)."""
+    cp1 = convex_partitions(pts1)
+    cp2 = convex_partitions([vneg(pt(p)) for p in pts2])
+    return max_n([min_n([convex_polygon_minkowski_sdf(a, b, -overlap) for b in cp2]) for a in cp1])
+
+
+def contains_convex_polygon_points(poly: Sequence[Pt], point: Pt, padding: Scalar) -> Scalar:
+    center = centroid(poly)
+    return max_n([half_plane_sdf(s, [vneg(point)], center, padding) for s in _sides(poly)])
+
+
+def rectangle_difference(rect1: Sequence[Pt], rect2: Sequence[Pt], padding: Scalar) -> list[Pt]:
+    """Bottom-left and top-right corners of the AABB sum of box 1 and the negated box 2."""
+    tl1, br1, tl2, br2 = rect1[1], rect1[3], rect2[1], rect2[3]
+    xa1, xa2, ya1, ya2 = tl1[0], br1[0], br1[1], tl1[1]
+    xb1, xb2, yb1, yb2 = tl2[0], br2[0], br2[1], tl2[1]
+    xs = [xa1 - xb1, xa2 - xb2, xa1 - xb2, xa2 - xb1]
+    ys = [ya1 - yb1, ya2 - yb2, ya1 - yb2, ya2 - yb1]
+    return [[min_n(xs) - padding, min_n(ys) - padding], [max_n(xs) + padding, max_n(ys) + padding]]
+
+
+def rectangle_signed_distance(bottom_left: Pt, top_right: Pt) -> Scalar:
+    """Signed distance from the origin to an axis-aligned rectangle."""
+    xp, yp = am.abs((bottom_left[0] + top_right[0]) * 0.5), am.abs((bottom_left[1] + top_right[1]) * 0.5)
+    xr, yr = (top_right[0] - bottom_left[0]) * 0.5, (top_right[1] - bottom_left[1]) * 0.5
+    outside = sqrt(sqr(am.max(xp - xr, 0.0)) + sqr(am.max(yp - yr, 0.0)))
+    inside = am.min(am.max(xp - xr, yp - yr), 0.0)
+    return outside + inside
+
+
+def convex_polygon_origin_signed_distance(p: Sequence[Pt]) -> Scalar:
+    """Signed distance from the origin to a counterclockwise convex polygon (Penrose's edge regions)."""
+    n = len(p)
+    parts = []
+    for i in range(n):
+        x0, y0 = p[i][0], p[i][1]
+        x1, y1 = p[(i + 1) % n][0], p[(i + 1) % n][1]
+        dx, dy = x1 - x0, y1 - y0
+        sq_len = dx * dx + dy * dy
+        along = -(x0 * dx + y0 * dy)
+        parts.append(
+            {
+                "good_left": along >= 0.0,
+                "good_right": along < sq_len,
+                "from_start": sqrt(x0 * x0 + y0 * y0),
+                "edge": div(dx * y0 - x0 * dy, sqrt(sq_len)),
+            }
+        )
+    terms = []
+    for i, s in enumerate(parts):
+        nxt = parts[(i + 1) % n]
+        corner = select(nxt["good_left"], NEG_INF, nxt["from_start"])
+        terms.append(select(s["good_left"], select(s["good_right"], s["edge"], corner), NEG_INF))
+    return max_n(terms)
+
+
+def rect_line_dist(
+    rx0: Scalar, ry0: Scalar, rx1: Scalar, ry1: Scalar, lxs: Scalar, lys: Scalar, lxe: Scalar, lye: Scalar
+) -> Scalar:
+    """Signed distance from the origin to the Minkowski sum of a box and a negated segment (a hexagon)."""
+    px, py = lxs > lxe, lys > lye
+    lx0, lx1 = select(px, lxs, lxe), select(px, lxe, lxs)
+    ly0, ly1 = select(py, lys, lye), select(py, lye, lys)
+    x00, x01, x10, x11 = rx0 - lx0, rx0 - lx1, rx1 - lx0, rx1 - lx1
+    y00, y01, y10, y11 = ry0 - ly0, ry0 - ly1, ry1 - ly0, ry1 - ly1
+    neg_slope = or_(and_(px, not_(py)), and_(not_(px), py))
+    xs = [select(neg_slope, x01, x00), select(neg_slope, x11, x10), x11, select(neg_slope, x10, x11)]
+    xs += [select(neg_slope, x00, x01), x00]
+    ys = [y00, y00, select(neg_slope, y10, y01), y11, y11, select(neg_slope, y01, y10)]
+    return convex_polygon_origin_signed_distance([[x, y] for x, y in zip(xs, ys)])
+
+
+def signed_distance_polygon(pts: Sequence[Pt], p: Pt) -> Scalar:
+    """Signed distance from point p to a simple polygon (negative inside; Inigo Quilez's formula)."""
+    v = [pt(q) for q in pts]
+    d = vdot(vsub(p, v[0]), vsub(p, v[0]))
+    s: Scalar = 1.0
+    j = len(v) - 1
+    for i in range(len(v)):
+        e, w = vsub(v[j], v[i]), vsub(p, v[i])
+        b = vsub(w, vmul(clamp(0.0, 1.0, div(vdot(w, e), vdot(e, e))), e))
+        d = am.min(d, vdot(b, b))
+        c1, c2, c3 = p[1] >= v[i][1], p[1] < v[j][1], e[0] * w[1] > e[1] * w[0]
+        flip = or_(and_(and_(c1, c2), c3), and_(and_(not_(c1), not_(c2)), not_(c3)))
+        s = select(flip, -s, s)
+        j = i
+    return s * sqrt(d)
+
+
+def point_segment_distance(p: Pt, a: Pt, b: Pt) -> Scalar:
+    """|p - closest point of segment ab| (Inigo Quilez's exact segment distance)."""
+    u, v = vsub(p, a), vsub(b, a)
+    h = am.max(0.0, am.min(1.0, div(vdot(u, v), vdot(v, v))))
+    return vnorm(vsub(u, vmul(h, v)))
+
+
+__all__ = [
+    "centroid",
+    "contains_convex_polygon_points",
+    "convex_partition_indices",
+    "convex_partitions",
+    "convex_polygon_minkowski_sdf",
+    "convex_polygon_origin_signed_distance",
+    "half_plane_sdf",
+    "outward_unit_normal",
+    "overlapping_polygon_points",
+    "point_segment_distance",
+    "rect_line_dist",
+    "rectangle_difference",
+    "rectangle_signed_distance",
+    "signed_distance_polygon",
+]
