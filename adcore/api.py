@@ -130,13 +130,14 @@ def _name_of(body: Callable[..., Any], name: str | None) -> str:
 
 
 def fn(params: Sequence[Any], ret: Any, body: Callable[..., Any], *, name: str | None = None) -> Fn:
-    """Trace `body` once with symbolic parameters into a new function."""
+    """Trace `body` once with symbolic parameters into a new function.
+
+    A function may be defined while another is being traced (library code generates specialized
+    functions on demand, e.g. one bounding-box function per polygon size), but it cannot capture
+    a value of the enclosing trace: that is a TraceError naming both functions. With no captured
+    values there is no perturbation confusion between nested derivatives.
+    """
     name = _name_of(body, name)
-    if STATE.stack:
-        raise TraceError(
-            f"function {name} defined while tracing {current_name()}: define adcore functions at top "
-            "level (they cannot close over traced values; pass them as parameters)"
-        )
     ptypes = [as_type(p) for p in params]
     rtype = as_type(ret)
     _check_body_arity(name, body, len(ptypes))

@@ -157,7 +157,7 @@ def check_scope(x: Sym | Arr) -> None:
     if not any(x.block is b for b in builder.blocks):
         raise TraceError(
             f"in {current_name()}: a value is used outside the function or loop body that computed it "
-            "(adcore functions cannot capture values of another trace; pass them as parameters)"
+            "(an adcore function cannot capture a value of another function's trace; pass it as a parameter)"
         )
 
 

@@ -15,6 +15,7 @@ Three things happen to Nodes later:
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -43,13 +44,12 @@ class Node:
     path into a call's result)."""
 
     __adcore_lazy__ = True
-    __slots__ = ("op", "args", "static", "_sig")
+    __slots__ = ("op", "args", "static")
 
     def __init__(self, op: str, args: tuple[Any, ...] = (), static: Any = None):
         self.op = op
         self.args = args
         self.static = static
-        self._sig: tuple[int, tuple[int, ...], tuple[float, ...]] | None = None
 
     def __repr__(self) -> str:
         if self.op == "input":
@@ -172,7 +172,7 @@ def depends_on_unknowns(value: Any) -> bool:
     return False
 
 
-# -- signatures -------------------------------------------------------------------------------------
+# -- signatures ---------------------------------------------------------------------------------------
 
 Sig = tuple[int, tuple[int, ...], tuple[float, ...]]  # (signature id, input slots, constants)
 PropsOf = Callable[[Any], Sequence[tuple[str, Any]] | None]
@@ -183,70 +183,77 @@ def _no_shapes(value: Any) -> None:
 
 
 def signature(value: Any, props_of: PropsOf = _no_shapes, memo: dict[int, Sig] | None = None) -> Sig:
-    """The structure of `value` with its numbers abstracted into slots, in a fixed traversal order.
+    """The structure of `value` with its numbers abstracted into slots.
 
+    Values are DAGs (a group's bounding box reuses its members' boxes many times), so the signature
+    is the DAG's canonical form: nodes numbered in first-visit order, children referring to those
+    numbers, each distinct unknown x[k] one input slot, each number one constant slot. Two values
+    with one signature are computed by the same code from their slots (`replay`).
     `props_of(v)` returns (kind, ((prop, value), ...)) for objects standing for shapes, or None.
-    `memo` caches the signatures of shapes by identity (they are shared by many goals).
+    `memo` caches whole signatures by object identity (a shape shared by many goals).
     """
-    if isinstance(value, Node):
-        return _node_sig(value, props_of)
-    if isinstance(value, bool):
-        return intern(("bool", value)), (), ()
-    if isinstance(value, (int, float, np.floating, np.integer)):
-        return _CONST_SIG, (), (float(value),)
-    if isinstance(value, str):
-        return intern(("str", value)), (), ()
-    if isinstance(value, (list, tuple)):
-        return _combine("list", [signature(v, props_of, memo) for v in value])
-    if isinstance(value, dict):
-        keys = tuple(value)
-        sid, ins, cs = _combine("dict", [signature(value[k], props_of) for k in keys])
-        return intern(("keys", keys, sid)), ins, cs
     if memo is not None and id(value) in memo:
         return memo[id(value)]
-    described = props_of(value)
-    if described is not None:
-        kind, props = described
-        names = tuple(p for p, _ in props)
-        sid, ins, cs = _combine("shape", [signature(v, props_of) for _, v in props])
-        result = intern(("shape", kind, names, sid)), ins, cs
-        if memo is not None:
-            memo[id(value)] = result
-        return result
-    if value is None:
-        return intern(("none",)), (), ()
-    sig = getattr(value, "static_signature", None)  # e.g. path commands: (tag, fields)
-    if sig is not None:
-        tag, fields = sig()
-        sid, ins, cs = _combine("obj", [signature(f, props_of) for f in fields])
-        return intern(("obj", tag, sid)), ins, cs
-    raise TypeError(f"cannot abstract a value of type {type(value).__name__}: {value!r}")
-
-
-_CONST_SIG = intern(("const",))
-_INPUT_SIG = intern(("input",))
-
-
-def _combine(tag: str, parts: list[Sig]) -> Sig:
-    ids = tuple(p[0] for p in parts)
-    ins: tuple[int, ...] = tuple(i for p in parts for i in p[1])
-    cs: tuple[float, ...] = tuple(c for p in parts for c in p[2])
-    return intern((tag, ids)), ins, cs
-
-
-def _node_sig(node: Node, props_of: PropsOf) -> Sig:
-    if node._sig is not None:
-        return node._sig
-    if node.op == "input":
-        result: Sig = (_INPUT_SIG, (node.static,), ())
-    else:
-        static = node.static
-        if node.op == "call":
-            static = id(static)  # functions are compared by identity
-        sid, ins, cs = _combine("args", [signature(a, props_of) for a in node.args])
-        result = (intern((node.op, static, sid)), ins, cs)
-    node._sig = result
+    walk = _Canonical(props_of)
+    shape = walk.value(value)
+    result = intern((shape, tuple(walk.entries))), tuple(walk.inputs), tuple(walk.consts)
+    if memo is not None:
+        memo[id(value)] = result
     return result
+
+
+class _Canonical:
+    """One traversal in canonical order; `replay` mirrors it exactly."""
+
+    def __init__(self, props_of: PropsOf):
+        self.props_of = props_of
+        self.node_index: dict[int, int] = {}
+        self.input_index: dict[int, int] = {}
+        self.entries: list[tuple[Any, ...]] = []
+        self.inputs: list[int] = []
+        self.consts: list[float] = []
+
+    def value(self, v: Any) -> Any:
+        if isinstance(v, Node):
+            return ("n", self.node(v))
+        if isinstance(v, bool):
+            return ("b", v)
+        if isinstance(v, (int, float, np.floating, np.integer)):
+            self.consts.append(float(v))
+            return "c"
+        if isinstance(v, str):
+            return ("s", v)
+        if v is None:
+            return None
+        if isinstance(v, (list, tuple)):
+            return ("l", tuple(self.value(e) for e in v))
+        if isinstance(v, dict):
+            return ("d", tuple((k, self.value(e)) for k, e in v.items()))
+        described = self.props_of(v)
+        if described is not None:
+            kind, props = described
+            return ("shape", kind, tuple((p, self.value(e)) for p, e in props))
+        if dataclasses.is_dataclass(v):
+            names, fields = _fields(v)
+            return ("obj", type(v).__qualname__, tuple((n, self.value(f)) for n, f in zip(names, fields)))
+        raise TypeError(f"cannot abstract a value of type {type(v).__name__}: {v!r}")
+
+    def node(self, node: Node) -> int:
+        found = self.node_index.get(id(node))
+        if found is not None:
+            return found
+        if node.op == "input":
+            slot = self.input_index.get(node.static)
+            if slot is None:
+                slot = self.input_index[node.static] = len(self.inputs)
+                self.inputs.append(node.static)
+            entry: tuple[Any, ...] = ("input", slot)
+        else:
+            static = id(node.static) if node.op == "call" else node.static
+            entry = (node.op, static, tuple(self.value(a) for a in node.args))
+        self.node_index[id(node)] = len(self.entries)
+        self.entries.append(entry)
+        return self.node_index[id(node)]
 
 
 # -- replay inside a trace, and evaluation on numbers -----------------------------------------------
@@ -254,35 +261,61 @@ def _node_sig(node: Node, props_of: PropsOf) -> Sig:
 
 def replay(value: Any, inputs: Iterator[Any], consts: Iterator[Any], rebuild_shape: Callable[..., Any] | None = None,
            props_of: PropsOf = _no_shapes) -> Any:
-    """Rebuild `value` with its slots taken, in signature order, from `inputs` and `consts`."""
-    if isinstance(value, Node):
-        return _replay_node(value, inputs, consts, rebuild_shape, props_of)
-    if isinstance(value, (bool, str)) or value is None:
-        return value
-    if isinstance(value, (int, float, np.floating, np.integer)):
-        return next(consts)
-    if isinstance(value, (list, tuple)):
-        return [replay(v, inputs, consts, rebuild_shape, props_of) for v in value]
-    if isinstance(value, dict):
-        return {k: replay(v, inputs, consts, rebuild_shape, props_of) for k, v in value.items()}
-    described = props_of(value)
-    if described is not None:
-        kind, props = described
-        new = {p: replay(v, inputs, consts, rebuild_shape, props_of) for p, v in props}
-        assert rebuild_shape is not None
-        return rebuild_shape(value, kind, new)
-    sig = getattr(value, "static_signature", None)
-    if sig is not None:
-        _, fields = sig()
-        return value.rebuild([replay(f, inputs, consts, rebuild_shape, props_of) for f in fields])
-    raise TypeError(f"cannot replay a value of type {type(value).__name__}")
+    """Rebuild `value` with its slots taken, in signature order, from `inputs` and `consts`.
+
+    `value` is the representative of its signature; the traversal is the one `signature` made, so
+    the n-th slot lands where the n-th slot of every other value of that signature belongs.
+    """
+    return _Replay(inputs, consts, rebuild_shape, props_of).value(value)
 
 
-def _replay_node(node: Node, inputs: Iterator[Any], consts: Iterator[Any], rebuild_shape: Any, props_of: PropsOf) -> Any:
-    if node.op == "input":
-        return next(inputs)
-    args = [replay(a, inputs, consts, rebuild_shape, props_of) for a in node.args]
-    return apply_op(node, args)
+class _Replay:
+    def __init__(self, inputs: Iterator[Any], consts: Iterator[Any], rebuild_shape: Any, props_of: PropsOf):
+        self.inputs = inputs
+        self.consts = consts
+        self.rebuild_shape = rebuild_shape
+        self.props_of = props_of
+        self.nodes: dict[int, Any] = {}
+        self.input_values: dict[int, Any] = {}
+
+    def value(self, v: Any) -> Any:
+        if isinstance(v, Node):
+            return self.node(v)
+        if isinstance(v, (bool, str)) or v is None:
+            return v
+        if isinstance(v, (int, float, np.floating, np.integer)):
+            return next(self.consts)
+        if isinstance(v, (list, tuple)):
+            return [self.value(e) for e in v]
+        if isinstance(v, dict):
+            return {k: self.value(e) for k, e in v.items()}
+        described = self.props_of(v)
+        if described is not None:
+            kind, props = described
+            new = {p: self.value(e) for p, e in props}
+            assert self.rebuild_shape is not None
+            return self.rebuild_shape(v, kind, new)
+        if dataclasses.is_dataclass(v):
+            names, fields = _fields(v)
+            return dataclasses.replace(v, **{n: self.value(f) for n, f in zip(names, fields)})  # type: ignore[type-var]
+        raise TypeError(f"cannot replay a value of type {type(v).__name__}")
+
+    def node(self, node: Node) -> Any:
+        if id(node) in self.nodes:
+            return self.nodes[id(node)]
+        if node.op == "input":
+            if node.static not in self.input_values:
+                self.input_values[node.static] = next(self.inputs)
+            result = self.input_values[node.static]
+        else:
+            result = apply_op(node, [self.value(a) for a in node.args])
+        self.nodes[id(node)] = result
+        return result
+
+
+def _fields(value: Any) -> tuple[tuple[str, ...], list[Any]]:
+    names = tuple(f.name for f in dataclasses.fields(value))
+    return names, [getattr(value, n) for n in names]
 
 
 def apply_op(node: Node, args: list[Any]) -> Any:
@@ -328,8 +361,7 @@ def evaluate(value: Any, x: np.ndarray, memo: dict[int, Any] | None = None) -> A
         return tuple(evaluate(v, x, memo) for v in value)
     if isinstance(value, dict):
         return {k: evaluate(v, x, memo) for k, v in value.items()}
-    rebuild = getattr(value, "rebuild", None)
-    if rebuild is not None and hasattr(value, "static_signature"):
-        _, fields = value.static_signature()
-        return rebuild([evaluate(f, x, memo) for f in fields])
+    if dataclasses.is_dataclass(value) and not isinstance(value, type) and depends_on_unknowns(_fields(value)[1]):
+        names, fields = _fields(value)
+        return dataclasses.replace(value, **{n: evaluate(f, x, memo) for n, f in zip(names, fields)})  # type: ignore[type-var]
     return value

@@ -12,6 +12,7 @@ Representation:
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ..errors import AdcoreError
@@ -50,7 +51,24 @@ def _align(n: int) -> int:
     return (n + ALIGN - 1) // ALIGN * ALIGN
 
 
+MAX_PARAMS = 200  # engines cap parameters and results (1,000 in wasmtime); bigger calls go through memory
+MAX_RESULTS = 64
+
+
+def spilled(f: Function) -> bool:
+    """Whether f takes its arguments and returns its scalars through a buffer in memory."""
+    n_in = len(f.params) + sum(is_array(t) for t in f.result_types)
+    return n_in > MAX_PARAMS or sum(not is_array(t) for t in f.result_types) > MAX_RESULTS
+
+
+def buffer_slots(f: Function) -> int:
+    """8-byte slots of a spilled call: parameters, output pointers, then scalar results."""
+    return len(f.params) + len(f.result_types)
+
+
 def wasm_signature(f: Function) -> tuple[list[int], list[int]]:
+    if spilled(f):
+        return [I32], []
     params = [I32 if is_array(p.ty) else wasm_type(p.ty) for p in f.params]
     params += [I32 for t in f.result_types if is_array(t)]  # output pointers
     results = [wasm_type(t) for t in f.result_types if not is_array(t)]
@@ -113,29 +131,69 @@ def build_module(f: Function, *, bounds_checks: bool = True) -> tuple[bytes, Pla
             raise CodegenError(
                 f"memory plan of {offset} bytes exceeds the limit of {MAX_MEMORY} bytes (in {g.name})"
             )
+    entry_buffer = offset
+    offset += 8 * buffer_slots(f)
     plan.memory_bytes = offset
-    mod.add_function("main", *_entry(f, plan, index[id(f)]), export=True)
+    mod.add_function("main", *_entry(f, plan, index[id(f)], entry_buffer), export=True)
     pages = max(1, -(-offset // 65536))
     mod.add_memory(pages, pages)
     return mod.to_bytes(), plan
 
 
-def _entry(f: Function, plan: Plan, target: int) -> tuple[list[int], list[int], list[int], Asm]:
+def _entry(f: Function, plan: Plan, target: int, buffer: int) -> tuple[list[int], list[int], list[int], Asm]:
     params = [wasm_type(p.ty) for p in f.params if not is_array(p.ty)]
     results = [wasm_type(t) for t in f.result_types if not is_array(t)]
     a = Asm()
     k = 0
-    for p, addr in zip(f.params, plan.param_addrs):
+    args: list[Callable[[], object]] = []
+    for addr in plan.param_addrs:
         if addr is None:
-            a.local_get(k)
+            args.append(lambda k=k: a.local_get(k))
             k += 1
         else:
-            a.i32_const(addr)
-    for addr in plan.result_addrs:
-        if addr is not None:
-            a.i32_const(addr)
-    a.call(target)
+            args.append(lambda addr=addr: a.i32_const(addr))
+    outs = [addr for addr in plan.result_addrs if addr is not None]
+    emit_call(a, f, target, args, outs, buffer, lambda t: None)
     return params, results, [], a
+
+
+def emit_call(
+    a: Asm, g: Function, target: int, args: Sequence[Callable[[], object]], out_addrs: Sequence[int],
+    buffer: int | None, take_result: Callable[[Type], None],
+) -> None:
+    """Call g: arguments (each pushed by a callback), output pointers, then scalar results left on
+    the stack (direct call) or loaded from the buffer and handed to `take_result` in order."""
+    if not spilled(g):
+        for push in args:
+            push()
+        for addr in out_addrs:
+            a.i32_const(addr)
+        a.call(target)
+        return
+    assert buffer is not None
+    for k, (p, push) in enumerate(zip(g.params, args)):
+        a.i32_const(buffer)
+        push()
+        _store_slot(a, p.ty, 8 * k)
+    for j, addr in enumerate(out_addrs):
+        a.i32_const(buffer)
+        a.i32_const(addr)
+        a.i32_store(8 * (len(g.params) + j))
+    a.i32_const(buffer)
+    a.call(target)
+    first = len(g.params) + len(out_addrs)
+    for j, t in enumerate(t for t in g.result_types if not is_array(t)):
+        a.i32_const(buffer)
+        _load_slot(a, t, 8 * (first + j))
+        take_result(t)
+
+
+def _store_slot(a: Asm, t: Type, offset: int) -> None:
+    (a.f64_store if t == Real else a.i32_store)(offset)
+
+
+def _load_slot(a: Asm, t: Type, offset: int) -> None:
+    (a.f64_load if t == Real else a.i32_load)(offset)
 
 
 def memory_copy(a: Asm) -> None:
@@ -169,11 +227,21 @@ class FunctionGen:
         self.bounds_checks = bounds_checks
         self.asm = Asm()
         self.frame_end = frame_base
-        n_params = len(f.params) + sum(is_array(t) for t in f.result_types)
-        self.local: dict[Var, int] = {p: k for k, p in enumerate(f.params)}
-        self.out_ptrs = list(range(len(f.params), n_params))
-        self.n_params = n_params
-        self.local, self.local_types = allocate_locals(f.body, self.local, n_params, self.storage_type)
+        n_out = sum(is_array(t) for t in f.result_types)
+        self.spilled = spilled(f)
+        if self.spilled:  # local 0 is the buffer; parameters and output pointers are loaded from it
+            pre = [self.storage_type(p) for p in f.params] + [I32] * n_out
+            fixed = {p: 1 + k for k, p in enumerate(f.params)}
+            self.out_ptrs = list(range(1 + len(f.params), 1 + len(pre)))
+            self.n_params = 1
+            self.local, types = allocate_locals(f.body, fixed, 1 + len(pre), self.storage_type)
+            self.local_types = pre + types
+        else:
+            n_params = len(f.params) + n_out
+            self.out_ptrs = list(range(len(f.params), n_params))
+            self.n_params = n_params
+            fixed = {p: k for k, p in enumerate(f.params)}
+            self.local, self.local_types = allocate_locals(f.body, fixed, n_params, self.storage_type)
         self.scratch: dict[int, list[int]] = {}
 
     @staticmethod
@@ -219,16 +287,31 @@ class FunctionGen:
     def emit_body(self) -> None:
         body = self.f.body
         assert body is not None
+        a = self.asm
+        if self.spilled:
+            for k, p in enumerate(self.f.params):
+                a.local_get(0)
+                _load_slot(a, Int if is_array(p.ty) else p.ty, 8 * k)
+                a.local_set(self.local[p])
+            for j, local in enumerate(self.out_ptrs):
+                a.local_get(0)
+                a.i32_load(8 * (len(self.f.params) + j))
+                a.local_set(local)
         self.block(body)
         outs = iter(self.out_ptrs)
         for r in body.results:
             if is_array(r.ty):
-                self.asm.local_get(next(outs))
+                a.local_get(next(outs))
                 self.get(r)
-                self.asm.i32_const(size_of(r.ty))
-                memory_copy(self.asm)
-        for r in body.results:
-            if not is_array(r.ty):
+                a.i32_const(size_of(r.ty))
+                memory_copy(a)
+        first = len(self.f.params) + len(self.out_ptrs)
+        for j, r in enumerate(r for r in body.results if not is_array(r.ty)):
+            if self.spilled:
+                a.local_get(0)
+                self.get(r)
+                _store_slot(a, r.ty, 8 * (first + j))
+            else:
                 self.get(r)
 
     def block(self, block: Block) -> None:
@@ -376,17 +459,16 @@ class FunctionGen:
 
     def op_call(self, e: Eqn) -> None:
         g: Function = e.params["fn"]
-        for x in e.args:
-            self.get(x)
-        out_addrs = []
-        for o in e.outs:
-            if is_array(o.ty):
-                addr = self.alloc(size_of(o.ty))
-                out_addrs.append((o, addr))
-                self.asm.i32_const(addr)
-        self.asm.call(self.index[id(g)])
-        for o in reversed([o for o in e.outs if not is_array(o.ty)]):
-            self.set(o)
+        out_addrs = [(o, self.alloc(size_of(o.ty))) for o in e.outs if is_array(o.ty)]
+        scalars = iter([o for o in e.outs if not is_array(o.ty)])
+        buffer = self.alloc(8 * buffer_slots(g)) if spilled(g) else None
+        emit_call(
+            self.asm, g, self.index[id(g)], [lambda x=x: self.get(x) for x in e.args], [a for _, a in out_addrs],
+            buffer, lambda t: self.set(next(scalars)),
+        )
+        if buffer is None:
+            for o in reversed([o for o in e.outs if not is_array(o.ty)]):
+                self.set(o)
         for o, addr in out_addrs:
             if o in self.local:
                 self.asm.i32_const(addr)

@@ -37,7 +37,8 @@ def kind_function(kind: GoalKind, index: int) -> adcore.Fn:
     def body(inputs: Any, consts: Any) -> Any:
         ins = iter([inputs[j] for j in range(kind.n_inputs)])
         cs = iter([consts[j] for j in range(kind.n_consts)])
-        return impl(*replay(args, ins, cs, rebuild_shape, props_of))
+        # one replay per argument: signatures are per argument (see kinds.group_goals)
+        return impl(*[replay(a, ins, cs, rebuild_shape, props_of) for a in args])
 
     return fn([Vec(kind.n_inputs, Real), Vec(kind.n_consts, Real)], Real, body, name=f"{kind.name}_{index}")
 

@@ -197,7 +197,7 @@ def test_errors_name_function_and_parameter() -> None:
         fn([Real], Real, lambda x: x if x > 0.0 else -x)
     with pytest.raises(adcore.AdcoreTypeError, match="body of two"):
         fn([Real, Real], Real, lambda x: x, name="two")
-    with pytest.raises(adcore.TraceError, match="defined while tracing"):
+    with pytest.raises(adcore.TraceError, match="cannot capture"):
         fn([Real], Real, lambda x: fn([Real], Real, lambda y: x + y)(x))
     assert f(1.0, 2.0) == 3.0  # outside a trace, a function runs on Python values
     with pytest.raises(adcore.AdcoreError, match="argument 0 of plus"):
@@ -250,3 +250,16 @@ def test_nested_gather_scatters_into_the_outer_accumulator() -> None:
     rows = [[k, (k + 1) % n, k] for k in range(n)]
     want = [2 * xs[k] * 3 for k in range(n)]  # x[k] is read twice by row k and once by row k - 1
     assert interp(g)(xs, rows) == pytest.approx(want, rel=1e-14)
+
+
+def test_functions_defined_during_a_trace_are_allowed_without_captures() -> None:
+    """The classic perturbation-confusion example cannot be written: the inner function would
+    capture x. Written with an explicit parameter, nested derivatives are independent."""
+    def jvp_inner(x):  # d/dy (x + y) at y = 3, with x an explicit parameter of the inner function
+        plus = fn([Real, Real], Real, lambda a, y: a + y, name="plus")
+        return jvp(plus)({"re": x, "du": 0.0}, {"re": 3.0, "du": 1.0})["du"]
+
+    outer = fn([Real], Real, jvp_inner)
+
+    d = interp(jvp(outer))({"re": 2.0, "du": 1.0})
+    assert d == {"re": 1.0, "du": 0.0}  # inner derivative 1, outer derivative 0

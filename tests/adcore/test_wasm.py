@@ -155,3 +155,15 @@ def test_many_variables_share_few_locals() -> None:
 
     gen = FunctionGen(f.ir, {id(g): 0 for g in adcore.ir.call_graph(f.ir)}, 0, True)
     assert len(gen.local_types) < 20
+
+
+def test_functions_with_hundreds_of_scalars_go_through_memory() -> None:
+    n = 300
+    many = fn([Vec(n, Real)], Real, lambda xs: adcore.sum([xs[k] * xs[k] for k in range(n)]))
+    grad = fn([Vec(n, Real)], Vec(n, Real), lambda xs: vjp(many)(xs).grad(1.0))  # residuals: n scalars
+    from adcore.wasm.codegen import spilled
+
+    assert any(spilled(g) for g in adcore.ir.call_graph(adcore.reverse.reverse_pair(many.ir)[0]))
+    xs = [0.01 * k for k in range(n)]
+    assert compile(grad)(xs) == pytest.approx([2 * v for v in xs], rel=1e-15)
+    assert compile(many)(xs) == pytest.approx(interp(many)(xs), rel=1e-14)
