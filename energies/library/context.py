@@ -1,0 +1,35 @@
+"""What a computed function may need besides its arguments: the diagram's random source and canvas.
+
+Penrose passes a `Context` as the first argument of every computed function; ours is the same idea,
+reduced to what our functions use. Only functions whose `FunctionSpec.needs_context` is true receive
+it. Sampling functions draw from `rng` eagerly: their results are constants of the diagram, fixed by
+the variation seed, as Penrose's sampled inputs are (they are never optimized).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class CanvasSize:
+    """The canvas dimensions, in Penrose units (shape coordinates are centered, y up)."""
+
+    width: float
+    height: float
+
+
+@dataclass
+class FunctionContext:
+    """`rng`: a numpy Generator seeded by the diagram's variation; `canvas`: anything with
+    `.width` and `.height` (an `energies.shapes.Canvas` or a `CanvasSize`)."""
+
+    rng: np.random.Generator
+    canvas: CanvasSize
+
+    @staticmethod
+    def seeded(seed: int, width: float = 800.0, height: float = 700.0) -> FunctionContext:
+        """A context for tests and tools: a fresh Generator from an integer seed."""
+        return FunctionContext(np.random.default_rng(seed), CanvasSize(width, height))

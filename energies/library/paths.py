@@ -1,0 +1,155 @@
+"""Path data as the library computes it: a list of `PathCmd`s (Penrose's `PathDataV`).
+
+Convention (Penrose's `PathCmd`, with its `SubPath` tags dropped because the command fixes them):
+
+    PathCmd(cmd, contents)   cmd is an SVG command letter, contents a list of lists of scalars
+
+    cmd   contents                                          meaning
+    "M"   [[x, y]]                                          move to (x, y)
+    "L"   [[x, y]]                                          line to (x, y)
+    "Q"   [[cx, cy], [x, y]]                                quadratic Bezier, control point, end
+    "C"   [[c1x, c1y], [c2x, c2y], [x, y]]                  cubic Bezier, two control points, end
+    "T"   [[x, y]]                                          smooth quadratic (control reflected)
+    "S"   [[c2x, c2y], [x, y]]                              smooth cubic (first control reflected)
+    "A"   [[rx, ry, rotation, largeArc, sweep], [x, y]]     elliptical arc; rotation in degrees,
+                                                            largeArc and sweep are 0 or 1
+    "Z"   []                                                close the subpath
+
+Every entry is a point ("CoordV" in Penrose) in diagram coordinates (y up; the renderer flips it),
+except the first entry of "A", which holds plain numbers ("ValueV", never flipped). Scalars may be
+Python floats or traced adcore values, so path builders are polymorphic like the rest of the
+library; the number and kinds of commands never depend on values. `to_render_path` converts a
+path of plain numbers to the renderer's `energies.shapes.PathCmd` (Coord / Values arguments).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+PathData = list["PathCmd"]
+
+ARC_VALUE_COUNT = 5  # rx, ry, rotation, largeArc, sweep
+
+
+@dataclass(frozen=True)
+class PathCmd:
+    cmd: str
+    contents: list
+
+    def end_point(self) -> list | None:
+        """The point the command ends at (None for "Z")."""
+        return list(self.contents[-1]) if self.contents else None
+
+
+def _pt(p: Sequence[Any]) -> list:
+    if len(p) != 2:
+        raise ValueError(f"a path point must have 2 coordinates, got {len(p)}")
+    return [p[0], p[1]]
+
+
+class PathBuilder:
+    """Appends commands to a path, one method per SVG command (chainable)."""
+
+    def __init__(self) -> None:
+        self.cmds: PathData = []
+
+    def move_to(self, p: Sequence[Any]) -> PathBuilder:
+        self.cmds.append(PathCmd("M", [_pt(p)]))
+        return self
+
+    def line_to(self, p: Sequence[Any]) -> PathBuilder:
+        self.cmds.append(PathCmd("L", [_pt(p)]))
+        return self
+
+    def quadratic_to(self, control: Sequence[Any], p: Sequence[Any]) -> PathBuilder:
+        self.cmds.append(PathCmd("Q", [_pt(control), _pt(p)]))
+        return self
+
+    def cubic_to(self, control1: Sequence[Any], control2: Sequence[Any], p: Sequence[Any]) -> PathBuilder:
+        self.cmds.append(PathCmd("C", [_pt(control1), _pt(control2), _pt(p)]))
+        return self
+
+    def quadratic_join(self, p: Sequence[Any]) -> PathBuilder:
+        self.cmds.append(PathCmd("T", [_pt(p)]))
+        return self
+
+    def cubic_join(self, control2: Sequence[Any], p: Sequence[Any]) -> PathBuilder:
+        self.cmds.append(PathCmd("S", [_pt(control2), _pt(p)]))
+        return self
+
+    def arc_to(
+        self, radius: Sequence[Any], p: Sequence[Any], rotation: Any, large_arc: Any, sweep: Any
+    ) -> PathBuilder:
+        rx, ry = _pt(radius)
+        self.cmds.append(PathCmd("A", [[rx, ry, rotation, large_arc, sweep], _pt(p)]))
+        return self
+
+    def close(self) -> PathBuilder:
+        self.cmds.append(PathCmd("Z", []))
+        return self
+
+    def path(self) -> PathData:
+        return self.cmds
+
+
+def concat_paths(
+    paths: Sequence[Sequence[PathCmd]],
+    connect: Callable[[PathCmd], PathCmd | None] | None = None,
+    connect_last: bool = False,
+) -> PathData:
+    """Paths one after another. With `connect`, the first command of every path but the first is
+    replaced by `connect(cmd)` (dropped when it returns None); with `connect_last` too, the path ends
+    with `connect` of its very first command (closing the chain)."""
+    out: PathData = []
+    for i, path in enumerate(paths):
+        cmds = list(path)
+        if not cmds:
+            continue
+        if connect is not None and i > 0:
+            start = connect(cmds[0])
+            cmds = [start, *cmds[1:]] if start is not None else cmds[1:]
+        out.extend(cmds)
+    if connect is not None and connect_last and out:
+        end = connect(out[0])
+        if end is not None:
+            out.append(end)
+    return out
+
+
+def line_from(cmd: PathCmd) -> PathCmd:
+    """The same target point reached by a straight line (used to connect paths)."""
+    return PathCmd("L", cmd.contents)
+
+
+def path_points(path: Sequence[PathCmd]) -> list[list]:
+    """Every point argument of a path, in order (arc parameters excluded)."""
+    pts: list[list] = []
+    for c in path:
+        entries = c.contents[1:] if c.cmd.upper() == "A" else c.contents
+        pts.extend(list(e) for e in entries)
+    return pts
+
+
+def to_render_path(path: Sequence[PathCmd]) -> tuple:
+    """A path of plain numbers as the renderer's `energies.shapes.PathCmd` tuple."""
+    from energies.shapes import Coord, Values
+    from energies.shapes import PathCmd as RenderCmd
+
+    out = []
+    for c in path:
+        args: list[Any] = []
+        for k, entry in enumerate(c.contents):
+            if c.cmd.upper() == "A" and k == 0:
+                if len(entry) != ARC_VALUE_COUNT:
+                    raise ValueError(f"arc parameters must be {ARC_VALUE_COUNT} numbers, got {len(entry)}")
+                args.append(Values(tuple(float(v) for v in entry)))
+            else:
+                x, y = entry
+                args.append(Coord(float(x), float(y)))
+        out.append(RenderCmd(c.cmd, tuple(args)))
+    return tuple(out)
+
+
+__all__ = ["PathBuilder", "PathCmd", "PathData", "concat_paths", "line_from", "path_points", "to_render_path"]

@@ -1,0 +1,255 @@
+"""Generic arguments for every computed function, away from kinks and singularities, so that traced
+and eager runs can be compared and gradients checked against finite differences. Floats are
+inputs; ints, strings, booleans and shape kinds are static."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from energies.library.paths import PathBuilder
+
+from .fn_support import Shape
+
+P, Q, R = [0.3, -0.2], [2.1, 0.4], [0.9, 1.7]
+TRI = [P, Q, R]
+POLY = [[0.0, 0.0], [2.0, 0.1], [2.3, 1.9], [0.2, 2.2], [-0.6, 1.1]]
+CURVE3 = [[0.0, 0.0, 0.1], [1.0, 0.2, 0.3], [1.8, 1.0, 0.2], [2.1, 2.0, 0.6], [1.5, 2.9, 1.0]]
+M2 = [[1.3, -0.4], [0.7, 2.1]]
+M3 = [[2.0, 0.3, -0.5], [0.1, 1.4, 0.6], [-0.7, 0.2, 1.9]]
+M4 = [[2.0, 0.3, -0.5, 0.2], [0.1, 1.4, 0.6, -0.3], [-0.7, 0.2, 1.9, 0.4], [0.3, -0.1, 0.5, 1.7]]
+RECT = [[3.0, 2.0], [1.0, 2.0], [1.0, 1.0], [3.0, 1.0]]  # tr, tl, bl, br
+LINE1 = Shape("Line", {"start": [0.1, 0.2], "end": [2.3, 1.1], "strokeWidth": 1.0})
+LINE2 = Shape("Line", {"start": [0.1, 0.2], "end": [-0.4, 1.9], "strokeWidth": 1.0})
+LINE3 = Shape("Line", {"start": [1.2, 2.5], "end": [0.0, 0.0], "strokeWidth": 1.0})
+CIRCLE = Shape("Circle", {"center": [1.0, 0.5], "r": 1.5, "strokeWidth": 0.0})
+ELLIPSE = Shape("Ellipse", {"center": [-1.0, 0.5], "rx": 2.0, "ry": 1.2, "strokeWidth": 0.0})
+RECTANGLE = Shape(
+    "Rectangle", {"center": [4.0, -1.0], "width": 3.0, "height": 2.0, "rotation": 10.0, "strokeWidth": 0.0}
+)
+POLYGON = Shape("Polygon", {"points": [[5.0, 5.0], [8.0, 5.5], [6.5, 8.0]], "scale": 1.0})
+POLYLINE = Shape("Polyline", {"points": [[-5.0, -5.0], [-2.0, -4.0], [-3.0, -1.0]], "scale": 1.0})
+GROUP = Shape("Group", {"shapes": [CIRCLE, RECTANGLE], "clipPath": None})
+FAR = [7.3, 6.1]  # a query point outside every fixture shape
+PATH_A = PathBuilder().move_to([0.0, 0.0]).line_to([1.0, 0.5]).path()
+PATH_B = PathBuilder().move_to([2.0, 1.0]).quadratic_to([2.5, 2.0], [3.0, 1.0]).path()
+
+FIXTURES: dict[str, tuple[Any, ...]] = {
+    "makePath": ([0.0, 0.0], [3.0, 1.0], 0.8, 0.2),
+    "get": ([0.5, 1.5, 2.5], 1),
+    "rgba": (0.1, 0.2, 0.3, 0.4),
+    "selectColor": ([0.1, 0.2, 0.3, 1.0], [0.5, 0.6, 0.7, 0.8], 3.0),
+    "hsva": (200.0, 60.0, 70.0, 0.9),
+    "none": (),
+    "oneBasedElement": (TRI, 2),
+    "mod": (7.3, 2.1),
+    "atan2": (0.8, 0.6),
+    "pow": (1.7, 2.3),
+    "round": (2.3,),
+    "sum": ([0.5, 1.5, 2.25],),
+    "sumVectors": (TRI,),
+    "maxList": ([0.5, 1.5, 1.25],),
+    "minList": ([0.5, 1.5, 0.25],),
+    "count": ([0.5, 1.5, 2.25],),
+    "dot": ([1.0, 2.0, 3.0], [0.5, -1.0, 2.0]),
+    "identity": (3,),
+    "diagonal": ([1.0, 2.0, 3.0],),
+    "trace": (M3,),
+    "determinant": (M4,),
+    "inverse": (M3,),
+    "outerProduct": ([1.0, 2.0], [3.0, -1.0]),
+    "crossProductMatrix": ([1.0, 2.0, 3.0],),
+    "matrix": (1.0, 0.2, 0.3, 1.1, 5.0, -2.0),
+    "matrix3d": tuple(float(k) + 0.5 for k in range(16)),
+    "rotate": (0.7, 1.0, 2.0),
+    "rotate2d": (0.7,),
+    "rotate3d": (0.7, [0.3, 0.5, 0.8]),
+    "rotate3dh": (0.7, [0.3, 0.5, 0.8]),
+    "scale": (2.0, 3.0),
+    "scale2d": (2.0, 3.0),
+    "scale3d": (2.0, 3.0, 4.0),
+    "scale3dh": (2.0, 3.0, 4.0),
+    "skew": (0.2, 0.3),
+    "skew2d": (0.2, 0.3),
+    "shear": ([0.2, 0.3], [0.5, -0.1]),
+    "shear2d": ([0.2, 0.3], [0.5, -0.1]),
+    "shear3d": ([0.2, 0.3, 0.1], [0.5, -0.1, 0.4]),
+    "translate": (2.0, -1.0),
+    "translate3dh": (2.0, -1.0, 0.5),
+    "lookAt": ([3.0, 2.0, 5.0], [0.0, 0.5, 0.0], [0.0, 1.0, 0.0]),
+    "perspective": (60.0, 1.5, 0.1, 100.0),
+    "ortho": (-2.0, 3.0, -1.0, 4.0, 0.1, 50.0),
+    "project": ([0.5, 0.2, -3.0], M4, M4, [0.0, 0.0, 800.0, 600.0]),
+    "projectDepth": ([0.5, 0.2, -3.0], M4, M4, [0.0, 0.0, 800.0, 600.0]),
+    "projectList": ([[0.5, 0.2, -3.0], [1.0, -0.4, 2.0]], M4, M4, [0.0, 0.0, 800.0, 600.0]),
+    "matrixMultiplyList": (M3, [[1.0, 2.0, 3.0], [0.5, -1.0, 0.2]]),
+    "fromHomogeneous": ([2.0, 4.0, 0.5],),
+    "fromHomogeneousList": ([[2.0, 4.0, 0.5], [1.0, 1.0, 2.0]],),
+    "toHomogeneous": ([2.0, 4.0],),
+    "toHomogeneousList": ([[2.0, 4.0], [1.0, 3.0]],),
+    "toHomogeneousMatrix": (M2,),
+    "length": (LINE1,),
+    "normalize": ([3.0, 4.0],),
+    "pathFromPoints": ("closed", POLY),
+    "quadraticCurveFromPoints": ("open", POLY),
+    "interpolateQuadraticFromPoints": ("open", P, Q, R),
+    "cubicCurveFromPoints": ("open", POLY[:4]),
+    "connectPaths": ("closed", [PATH_A, PATH_B]),
+    "concatenatePaths": ([PATH_A, PATH_B],),
+    "joinPaths": ([PATH_A, PATH_B],),
+    "Penrose": ([0.0, 0.0], 10.0, 0.4, 0.3, 3, "cw"),
+    "firstPoint": (TRI,),
+    "lastPoint": (TRI,),
+    "averagePoint": (TRI,),
+    "interpolatingSpline": ("closed", POLY, 0.3),
+    "unitMark": (LINE1, LINE2, 0.5),
+    "unitMark2": ([P, Q], "start", 0.4),
+    "arc": ("open", P, Q, [1.5, 1.0], 10.0, 0.0, 1.0),
+    "circularArc": ("closed", [1.0, 1.0], 2.0, 0.3, 2.0),
+    "repeatedArcs": (P, Q, [0.1, -0.9], [2.8, 0.9], [1.0, 1.0], 3, 0.2, 1.0),
+    "wedge": ([1.0, 1.0], P, Q, [1.5, 1.0], 0.0, 0.0, 1.0),
+    "ptOnLine": (P, Q, 0.7),
+    "arcSweepFlag": ([1.0, 1.0], P, Q),
+    "angleBetween": ([1.0, 0.2], [0.3, 1.1]),
+    "angleFrom": ([1.0, 0.2], [0.3, 1.1]),
+    "cross2D": ([1.0, 0.2], [0.3, 1.1]),
+    "cross": ([1.0, 0.2, 0.5], [0.3, 1.1, -0.4]),
+    "lineLineIntersection": ([0.0, 0.0], [2.0, 1.0], [0.0, 2.0], [2.0, -0.5]),
+    "midpoint": (P, Q),
+    "midpointOffset": (LINE1, 0.5),
+    "chevron": (LINE1, 0.5),
+    "innerPointOffset": (P, Q, R, 0.3),
+    "ticksOnLine": (P, Q, 0.2, 3, 0.5),
+    "orientedSquare": (LINE1, LINE2, [0.1, 0.2], 0.4),
+    "triangle": (LINE1, LINE2, LINE3),
+    "average2": (1.0, 4.0),
+    "average": ([1.0, 4.0, 2.5],),
+    "unit": ([3.0, 4.0],),
+    "setOpacity": ([0.1, 0.2, 0.3, 0.8], 0.5),
+    "mul": (M3, [1.0, -2.0, 0.5]),
+    "barycenter": (P, Q, R),
+    "circumcenter": (P, Q, R),
+    "circumradius": (P, Q, R),
+    "incenter": (P, Q, R),
+    "inradius": (P, Q, R),
+    "sqr": (1.7,),
+    "sqrt": (1.7,),
+    "max": (1.7, 0.4),
+    "min": (1.7, 0.4),
+    "abs": (-1.7,),
+    "toRadians": (30.0,),
+    "toDegrees": (0.5,),
+    "norm": ([3.0, 4.0, 1.0],),
+    "normsq": ([3.0, 4.0, 1.0],),
+    "vdist": (P, Q),
+    "vmul": (1.5, P),
+    "vdistsq": (P, Q),
+    "angleOf": ([-1.0, 0.5],),
+    "MathE": (),
+    "MathPI": (),
+    "rot90": ([1.0, 2.0],),
+    "rotateBy": ([1.0, 2.0], 0.4),
+    "unitVector": (0.4,),
+    "signedDistance": (CIRCLE, FAR),
+    "signedDistanceRect": (RECT, [0.2, 1.3]),
+    "signedDistanceCircle": ([1.0, 0.5], 1.5, [0.2, 3.1]),
+    "signedDistancePolygon": (POLY, [3.0, 1.0]),
+    "signedDistanceEllipse": ([1.0, 0.5], 2.0, 1.2, [3.7, 2.1]),
+    "signedDistanceLine": ([0.0, 0.0], [2.0, 1.0], [0.5, 1.5]),
+    "signedDistancePolyline": (POLY, [3.0, 1.0]),
+    "signedDistanceGroup": ([CIRCLE, RECTANGLE], FAR),
+    "rayIntersect": (CIRCLE, [-3.0, 0.2], [1.0, 0.1]),
+    "rayIntersectDistance": (CIRCLE, [-3.0, 0.2], [1.0, 0.1]),
+    "rayIntersectNormal": (CIRCLE, [-3.0, 0.2], [1.0, 0.1]),
+    "rayIntersectCircle": ([1.0, 0.5], 1.5, [-3.0, 0.2], [1.0, 0.1]),
+    "rayIntersectCircleDistance": ([1.0, 0.5], 1.5, [-3.0, 0.2], [1.0, 0.1]),
+    "rayIntersectNormalCircle": ([1.0, 0.5], 1.5, [-3.0, 0.2], [1.0, 0.1]),
+    "rayIntersectEllipse": ([1.0, 0.5], 2.0, 1.2, [-3.0, 0.2], [1.0, 0.1]),
+    "rayIntersectEllipseDistance": ([1.0, 0.5], 2.0, 1.2, [-3.0, 0.2], [1.0, 0.1]),
+    "rayIntersectNormalEllipse": ([1.0, 0.5], 2.0, 1.2, [-3.0, 0.2], [1.0, 0.1]),
+    "rayIntersectLine": ([0.0, -1.0], [0.5, 2.0], [-3.0, 0.2], [1.0, 0.1]),
+    "rayIntersectLineDistance": ([0.0, -1.0], [0.5, 2.0], [-3.0, 0.2], [1.0, 0.1]),
+    "rayIntersectNormalLine": ([0.0, -1.0], [0.5, 2.0], [-3.0, 0.2], [1.0, 0.1]),
+    "rayIntersectRect": (RECT, [-3.0, 1.2], [1.0, 0.1]),
+    "rayIntersectRectDistance": (RECT, [-3.0, 1.2], [1.0, 0.1]),
+    "rayIntersectNormalRect": (RECT, [-3.0, 1.2], [1.0, 0.1]),
+    "rayIntersectPoly": (POLY, True, [-3.0, 0.7], [1.0, 0.1]),
+    "rayIntersectPolyDistance": (POLY, True, [-3.0, 0.7], [1.0, 0.1]),
+    "rayIntersectNormalPoly": (POLY, True, [-3.0, 0.7], [1.0, 0.1]),
+    "rayIntersectGroup": ([CIRCLE, RECTANGLE], [-3.0, 0.2], [1.0, 0.1]),
+    "rayIntersectGroupDistance": ([CIRCLE, RECTANGLE], [-3.0, 0.2], [1.0, 0.1]),
+    "rayIntersectNormalGroup": ([CIRCLE, RECTANGLE], [-3.0, 0.2], [1.0, 0.1]),
+    "closestPoint": (ELLIPSE, [2.5, 2.0]),
+    "closestPointCircle": ([1.0, 0.5], 1.5, [3.0, 2.0]),
+    "closestPointRect": (RECT, [0.2, 1.3]),
+    "closestPointLine": ([0.0, 0.0], [2.0, 1.0], [0.5, 1.5]),
+    "closestPointEllipse": ([1.0, 0.5], 2.0, 1.2, [3.7, 2.1]),
+    "closestPointPoly": (POLY, True, [3.0, 1.0]),
+    "closestPointGroup": ([CIRCLE, RECTANGLE], FAR),
+    "closestSilhouettePoint": (CIRCLE, FAR),
+    "closestSilhouettePointCircle": ([1.0, 0.5], 1.5, [3.7, 2.1]),
+    "closestSilhouettePointEllipse": ([1.0, 0.5], 2.0, 1.2, [3.7, 2.1]),
+    "closestSilhouettePointLine": ([0.0, 0.0], [2.0, 1.0], [0.3, 1.5]),
+    "closestSilhouettePointRect": (RECT, [-1.0, 0.3]),
+    "closestSilhouettePointPolyline": (POLY, [3.0, -1.0]),
+    "closestSilhouettePointPolygon": (POLY, [3.0, -1.0]),
+    "closestSilhouettePointGroup": ([CIRCLE, RECTANGLE], FAR),
+    "closestSilhouetteDistance": (CIRCLE, FAR),
+    "rectLineDist": ([1.0, 1.0], [3.0, 2.0], [-1.0, 0.3], [0.2, -0.7]),
+    "shapeDistance": (CIRCLE, RECTANGLE),
+    "shapeDistanceCircles": ([1.0, 0.5], 1.5, [5.0, 2.0], 0.7),
+    "shapeDistanceRects": (RECT, [[7.0, 5.0], [5.0, 5.0], [5.0, 3.5], [7.0, 3.5]]),
+    "shapeDistanceRectLine": (RECT, [-1.0, 0.3], [0.2, -0.7]),
+    "shapeDistanceRectlikePolyline": (RECT, [[-1.0, 0.3], [0.2, -0.7], [0.5, -2.0]]),
+    "shapeDistancePolys": (POLY, [[5.0, 5.0], [8.0, 5.5], [6.5, 8.0]]),
+    "shapeDistanceRectCircle": (RECT, [6.0, 3.0], 1.0),
+    "shapeDistancePolyEllipse": (POLY, [6.0, 3.0], 1.5, 0.8),
+    "shapeDistanceCircleLine": ([1.0, 0.5], 0.5, [-1.0, 3.3], [2.2, 2.7]),
+    "shapeDistanceLines": ([0.0, 0.0], [2.0, 1.0], [0.5, 2.5], [3.0, 2.0]),
+    "signedArea": (POLY, True),
+    "turningNumber": (POLY, True),
+    "perimeter": (POLY, True),
+    "isoperimetricRatio": (POLY, True),
+    "elasticEnergy": (POLY, False),
+    "totalCurvature": (POLY, True),
+    "lengthK": (POLY, False, 3.0),
+    "maxCurvature": (POLY, True),
+    "pElasticEnergy": (POLY, True, 3.0),
+    "inflectionEnergy": (POLY, False, 2.0),
+    "tangentVectors": (POLY, True),
+    "normalVectors": (POLY, False),
+    "binormalVectors": (CURVE3, False),
+    "evoluteCurve": (POLY, True),
+    "offsetCurve": (POLY, True, 0.3),
+    "curvatures": (POLY, False),
+    "centerOfMass": (POLY,),
+    "noClip": (),
+    "clip": (CIRCLE,),
+    "bboxPts": (RECTANGLE,),
+    "tsneEnergy": ([[0.0, 1.0, 2.0], [1.0, 0.5, 0.2], [2.0, 2.0, 1.0]], [[0.0, 0.3], [1.0, 0.1], [0.4, 1.2]]),
+    "rectPts": (Shape("Rectangle", {"center": [1.0, 2.0], "width": 3.0, "height": 1.5, "rotation": 30.0}),),
+    "TeXify": ("a_b_c",),
+    "repeat": (3, 1.5),
+}
+
+for _name in ("acos", "asin", "atanh"):
+    FIXTURES[_name] = (0.4,)
+FIXTURES["acosh"] = (1.7,)
+UNIT_DOMAIN = (
+    "asinh atan cbrt ceil cos cosh exp expm1 floor log log2 log10 log1p sign sin sinh tan tanh trunc"
+)
+for _name in UNIT_DOMAIN.split():  # noqa: SIM905
+    FIXTURES[_name] = (1.3,)
+
+# Sampling functions take a context first; their remaining arguments:
+CONTEXT_FIXTURES: dict[str, tuple[Any, ...]] = {
+    "random": (2.0, 5.0),
+    "unitRandom": (),
+    "diskRandom": (),
+    "circleRandom": (),
+    "sphereRandom": (),
+    "normalRandom": (),
+    "triangleRandom": (P, Q, R),
+    "sampleColor": (0.5, "rgb"),
+    "randomIndex": (0.0, 4.0),
+    "diffusionProcess": (4, [0.0, 0.0], M2, [0.1, 0.2]),
+}
