@@ -313,6 +313,40 @@ class _Replay:
         return result
 
 
+def _child_nodes(value: Any) -> list[Node]:
+    """The Nodes directly inside a node argument (through lists, dicts and dataclasses)."""
+    out: list[Node] = []
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, Node):
+            out.append(v)
+        elif isinstance(v, (list, tuple)):
+            stack.extend(v)
+        elif isinstance(v, dict):
+            stack.extend(v.values())
+        elif dataclasses.is_dataclass(v) and not isinstance(v, type):
+            stack.extend(_fields(v)[1])
+    return out
+
+
+def _evaluate_dag(root: Node, x: np.ndarray, memo: dict[int, Any]) -> None:
+    """Post-order evaluation with an explicit stack: value DAGs can be chains thousands deep."""
+    stack: list[tuple[Node, bool]] = [(root, False)]
+    while stack:
+        node, ready = stack.pop()
+        if id(node) in memo:
+            continue
+        if node.op == "input":
+            memo[id(node)] = (float(x[node.static]), node)
+        elif ready:
+            args = [evaluate(a, x, memo) for a in node.args]  # children are done: shallow calls
+            memo[id(node)] = (apply_op(node, args), node)  # keep node alive so its id stays unique
+        else:
+            stack.append((node, True))
+            stack.extend((c, False) for c in _child_nodes(list(node.args)) if id(c) not in memo)
+
+
 def _fields(value: Any) -> tuple[tuple[str, ...], list[Any]]:
     names = tuple(f.name for f in dataclasses.fields(value))
     return names, [getattr(value, n) for n in names]
@@ -346,14 +380,8 @@ def evaluate(value: Any, x: np.ndarray, memo: dict[int, Any] | None = None) -> A
     if isinstance(value, Node):
         found = memo.get(id(value))
         if found is None:
-            if value.op == "input":
-                found = float(x[value.static])
-            elif value.op == "part":
-                found = apply_op(value, [evaluate(value.args[0], x, memo)])
-            else:
-                found = apply_op(value, [evaluate(a, x, memo) for a in value.args])
-            memo[id(value)] = (found, value)  # keep value alive so its id stays unique
-            return found
+            _evaluate_dag(value, x, memo)
+            found = memo[id(value)]
         return found[0]
     if isinstance(value, list):
         return [evaluate(v, x, memo) for v in value]

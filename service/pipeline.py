@@ -10,6 +10,7 @@ place; a layout that fails raises `LayoutError` naming its cause.
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -25,6 +26,9 @@ from energies.optimize import OptimizeError, OptimizeResult, optimize
 from energies.shapes import SHAPE_TYPES, Canvas, Color, PropType, Shape
 
 from .render import render_svg
+
+
+RECURSION_LIMIT = 20_000
 
 
 class LayoutError(Exception):
@@ -84,6 +88,9 @@ def render_trio(
 ) -> Rendering:
     from energies.diagram_build import build_diagram
 
+    # Style values can be expression chains thousands deep (iterated constructions, fractals); the
+    # compiler walks them recursively, and Python 3.11 frames cost no C stack.
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), RECURSION_LIMIT))
     t0 = time.perf_counter()
     diagram = build_diagram(domain, substance, style, variation, tuple(exclude_warnings))
     try:

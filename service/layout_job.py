@@ -1,0 +1,103 @@
+"""One layout as plain JSON data: the request's fields in, an outcome dict out.
+
+This is what a worker process runs.  Both directions are JSON (never pickle), so nothing a client
+sends is ever deserialized as Python objects, and the outcome is already in the API's vocabulary:
+
+    {"ok": True, "svg": ..., "report": {...}}
+    {"ok": False, "kind": "diagram", "message": ..., "diagnostics": [{source, line, column, ...}]}
+    {"ok": False, "kind": "render", "message": ...}   (a shape the renderer cannot draw; names it)
+    {"ok": False, "kind": "layout", "status": "timeout" | "nan" | "optimize-error", "message": ...}
+    {"ok": False, "kind": "internal", "message": ...}
+
+Image hrefs pass through as written (``resolve_image=None``): a request never makes the server
+read a file or fetch a URL it names.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from typing import Any
+
+log = logging.getLogger("service.layout")
+
+
+def finite_or_none(value: Any) -> Any:
+    """JSON has no inf/nan: non-finite numbers become null, recursively."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite_or_none(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite_or_none(v) for v in value]
+    return value
+
+
+def distinct_errors(error: Any) -> list[Any]:
+    """The errors of a DiagramError(s), each place and message once (one Style line can fail for
+    every match of its block)."""
+    from energies.lang.errors import DiagramErrors
+
+    errors = error.errors if isinstance(error, DiagramErrors) else (error,)
+    seen: dict[tuple[str, int, int, str], Any] = {}
+    for e in errors:
+        seen.setdefault((e.source, e.line, e.column, e.message), e)
+    return list(seen.values())
+
+
+def diagnostics_of(error: Any) -> list[dict[str, Any]]:
+    return [
+        {
+            "source": e.source,
+            "line": e.line,
+            "column": e.column,
+            "message": e.message,
+            "excerpt": e.excerpt,
+            "kind": e.kind,
+        }
+        for e in distinct_errors(error)
+    ]
+
+
+def report_of(rendering: Any) -> dict[str, Any]:
+    report = dict(rendering.report())
+    report["warnings"] = [str(w) for w in report.get("warnings", [])]
+    return finite_or_none(report)
+
+
+def run_layout(job: dict[str, Any]) -> dict[str, Any]:
+    """Render one request (already validated) and classify every way it can end."""
+    from energies.lang.errors import DiagramError
+    from service.pipeline import LayoutError, render_trio
+    from service.render import RenderError
+
+    try:
+        rendering = render_trio(
+            job["domain"],
+            job["substance"],
+            job["style"],
+            job.get("variation", ""),
+            tuple(job.get("excludeWarnings", ())),
+            time_limit=float(job["timeLimit"]),
+            resolve_image=None,
+        )
+    except DiagramError as e:
+        diagnostics = diagnostics_of(e)
+        message = "\n".join(f"{d['source']}:{d['line']}:{d['column']}: {d['message']}" for d in diagnostics)
+        return {"ok": False, "kind": "diagram", "message": message, "diagnostics": diagnostics}
+    except RenderError as e:  # a shape property the renderer cannot draw (e.g. an unknown arrowhead)
+        return {"ok": False, "kind": "render", "message": str(e)}
+    except LayoutError as e:
+        return {"ok": False, "kind": "layout", "status": e.status, "message": str(e), "goal": e.goal}
+    except RecursionError:
+        # Deeply nested user programs can exhaust the parser's stack: still the user's input.
+        return {
+            "ok": False,
+            "kind": "diagram",
+            "message": "the program is nested too deeply to parse",
+            "diagnostics": [],
+        }
+    except Exception as e:  # noqa: BLE001 - a bug of ours: report it, keep the worker alive
+        log.exception("request %s: internal error", job.get("requestId", "-"))
+        return {"ok": False, "kind": "internal", "message": f"{type(e).__name__}: {e}"}
+    return {"ok": True, "svg": rendering.svg, "report": report_of(rendering)}

@@ -1,0 +1,98 @@
+"""The API's JSON shapes (pydantic), which also make the OpenAPI document at /docs."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class DiagramRequest(BaseModel):
+    """A Penrose trio given inline; `style` may be a list of programs joined with a newline."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {
+                    "domain": "type Set\n",
+                    "substance": "Set A, B\nAutoLabel All\n",
+                    "style": "canvas {\n  width = 300\n  height = 200\n}\nforall Set s {\n"
+                    "  s.c = Circle { }\n  s.t = Text { string : s.label }\n  ensure contains(s.c, s.t)\n}\n",
+                    "variation": "demo",
+                }
+            ]
+        },
+    )
+
+    domain: str = Field(description="Domain program text")
+    substance: str = Field(description="Substance program text")
+    style: str | list[str] = Field(description="Style program text, or several joined with a newline")
+    variation: str = Field("", description="Seed of the random initial state")
+    excludeWarnings: list[str] = Field(default_factory=list, description="Warning kinds to silence")
+
+    def style_text(self) -> str:
+        return self.style if isinstance(self.style, str) else "\n".join(self.style)
+
+
+class GoalReport(BaseModel):
+    name: str
+    kind: str = Field(description="constraint or objective")
+    value: float | None = Field(description="final value (constraints are satisfied when <= 0)")
+    satisfied: bool | None = Field(description="null for objectives")
+
+
+class Timings(BaseModel):
+    compile: float = Field(description="milliseconds")
+    optimize: float
+    render: float
+    total: float
+
+
+class DiagramReport(BaseModel):
+    svg: str
+    status: str = Field(description="optimizer status, EPConverged when every stage converged")
+    energy: float | None
+    goals: list[GoalReport]
+    warnings: list[str]
+    iterations: int
+    evaluations: int = Field(description="energy+gradient evaluations")
+    epRounds: int = Field(description="exterior-point rounds of the last stage")
+    maxConstrViolation: float | None = Field(description="largest constraint value (<= 0 when all hold)")
+    nViolated: int = Field(description="constraints not satisfied")
+    timings: Timings
+    cacheHit: bool = Field(description="the compiled energy was reused from an earlier diagram")
+    resultCached: bool = Field(description="this whole answer was reused from an identical request")
+
+
+class Diagnostic(BaseModel):
+    source: Literal["domain", "substance", "style"] = Field(description="which program of the trio")
+    line: int = Field(description="1-based")
+    column: int = Field(description="1-based")
+    message: str
+    excerpt: str = Field("", description="the offending line with a caret under the column")
+    kind: str = "Error"
+
+
+class ErrorResponse(BaseModel):
+    error: str = Field(
+        description="diagram, render, invalid-request, too-large, timeout, layout, worker-crash, internal, "
+        "not-found"
+    )
+    message: str
+    requestId: str
+    diagnostics: list[Diagnostic] = Field(default_factory=list)
+    status: str | None = Field(None, description="layout status: timeout, nan, optimize-error")
+
+
+class ExampleSummary(BaseModel):
+    name: str
+    title: str
+
+
+class Example(ExampleSummary):
+    domain: str
+    substance: str
+    style: str
+    variation: str
+    excludeWarnings: list[str]

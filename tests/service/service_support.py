@@ -1,0 +1,80 @@
+"""Shared helpers of the service tests: our examples as request bodies, a heavy diagram, live servers."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+
+from service.examples import example
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def example_body(name: str, **overrides: object) -> dict[str, object]:
+    trio = example(name)
+    assert trio is not None
+    body: dict[str, object] = {
+        "domain": trio.domain,
+        "substance": trio.substance,
+        "style": trio.style,
+        "variation": trio.variation,
+    }
+    body.update(overrides)
+    return body
+
+
+def heavy_body(n_sets: int = 40, variation: str = "heavy") -> dict[str, object]:
+    """The `sets` example with n sets pairwise apart: ~n^2/2 constraints, about a second of layout."""
+    names = [f"S{i}" for i in range(n_sets)]
+    pairs = [f"Apart({a}, {b})" for i, a in enumerate(names) for b in names[i + 1 :]]
+    substance = "Set " + ", ".join(names) + "\n" + "\n".join(pairs) + "\nAutoLabel All\n"
+    return example_body("sets", substance=substance, variation=variation)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_healthy(base_url: str, process: subprocess.Popen, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"the server exited with code {process.returncode}")
+        with contextlib.suppress(httpx.HTTPError):
+            if httpx.get(f"{base_url}/readyz", timeout=1.0).status_code == 200:
+                return
+        time.sleep(0.2)
+    raise TimeoutError(f"{base_url} did not become ready within {timeout} s")
+
+
+@contextlib.contextmanager
+def running_server(command: list[str], env: dict[str, str], port: int) -> Iterator[str]:
+    """Start `command` (a server on 127.0.0.1:port), yield its base URL once ready, then stop it."""
+    process = subprocess.Popen(
+        command, cwd=REPO, env={**os.environ, **env}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    base_url = f"http://127.0.0.1:{port}"
+    try:
+        wait_healthy(base_url, process)
+        yield base_url
+    finally:
+        process.terminate()
+        try:
+            process.wait(15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(5)
+
+
+def serve_command(port: int, workers: int = 2) -> list[str]:
+    return [sys.executable, "-m", "service", "serve", "--port", str(port), "--workers", str(workers)]

@@ -1,0 +1,217 @@
+"""`python -m service render`: outputs and exit codes (0 ok, 1 user error, 2 usage, 3 layout, 4 internal)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from service import cli
+from service.examples import EXAMPLES_DIR
+
+from .service_support import REPO, heavy_body
+
+SVG_NS = "{http://www.w3.org/2000/svg}"
+
+
+def run_cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "service", *args], cwd=REPO, capture_output=True, text=True, timeout=timeout
+    )
+
+
+def copy_example(name: str, into: Path) -> Path:
+    for f in EXAMPLES_DIR.glob(f"{name}.*"):
+        (into / f.name).write_text(f.read_text())
+    return into / f"{name}.trio.json"
+
+
+def test_render_trio_file_writes_svg_and_report(tmp_path):
+    trio = copy_example("sets", tmp_path)
+    out, report = tmp_path / "out.svg", tmp_path / "out.json"
+    done = run_cli("render", str(trio), "-o", str(out), "--report", str(report))
+    assert done.returncode == 0, done.stderr
+    root = ET.fromstring(out.read_text())
+    assert len(root.findall(f".//{SVG_NS}circle")) == 4
+    rep = json.loads(report.read_text())
+    assert rep["status"] == "EPConverged"
+    assert {"compile", "optimize", "render", "total"} <= rep["timings"].keys()
+    assert "\r" not in done.stderr  # no progress line when stderr is not a terminal
+
+
+def test_variation_changes_the_layout(tmp_path):
+    a, b = tmp_path / "a.svg", tmp_path / "b.svg"
+    assert run_cli("render", "--example", "graph", "-o", str(a)).returncode == 0
+    assert run_cli("render", "--example", "graph", "-o", str(b), "--variation", "Other42").returncode == 0
+    assert a.read_text() != b.read_text()
+
+
+def test_render_from_three_files(tmp_path):
+    d = EXAMPLES_DIR
+    out = tmp_path / "v.svg"
+    done = run_cli(
+        "render",
+        "--domain",
+        str(d / "vectors.domain"),
+        "--substance",
+        str(d / "vectors.substance"),
+        "--style",
+        str(d / "vectors.style"),
+        "-o",
+        str(out),
+    )
+    assert done.returncode == 0, done.stderr
+    assert ET.fromstring(out.read_text()).tag == f"{SVG_NS}svg"
+
+
+def test_user_error_names_the_real_file_line_and_column(tmp_path):
+    trio = copy_example("graph", tmp_path)
+    # split the style in two files: the error is in the second, at its own line 3
+    style = (tmp_path / "graph.style").read_text()
+    (tmp_path / "extra.style").write_text("-- extra rules\n\nforall Vertex v { ensure nosuch(v.dot) }\n")
+    data = json.loads(trio.read_text())
+    data["style"] = ["./graph.style", "./extra.style"]
+    trio.write_text(json.dumps(data))
+    assert style  # the first file is unchanged
+    done = run_cli("render", str(trio), "-o", str(tmp_path / "x.svg"))
+    assert done.returncode == 1
+    first = done.stderr.splitlines()[0]
+    assert first.startswith(f"{tmp_path / 'extra.style'}:3:")
+    assert "nosuch" in first
+    assert "^" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not (tmp_path / "x.svg").exists()
+
+
+def test_missing_file_is_a_user_error(tmp_path):
+    done = run_cli("render", str(tmp_path / "nope.trio.json"), "-o", str(tmp_path / "x.svg"))
+    assert done.returncode == 1
+    assert "nope.trio.json" in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["render"],  # no output
+        ["render", "-o", "x.svg"],  # no input
+        ["render", "--example", "sets", "--domain", "d", "-o", "x.svg"],  # two inputs
+        ["render", "--domain", "d", "-o", "x.svg"],  # incomplete trio
+        ["frobnicate"],
+    ],
+)
+def test_usage_errors_exit_2(args):
+    assert run_cli(*args).returncode == 2
+
+
+def test_layout_failure_exits_3(tmp_path):
+    body = heavy_body()
+    for name in ("domain", "substance", "style"):
+        (tmp_path / f"h.{name}").write_text(body[name])
+    done = run_cli(
+        "render",
+        "--domain",
+        str(tmp_path / "h.domain"),
+        "--substance",
+        str(tmp_path / "h.substance"),
+        "--style",
+        str(tmp_path / "h.style"),
+        "-o",
+        str(tmp_path / "h.svg"),
+        "--time-limit",
+        "0.5",
+    )
+    assert done.returncode == 3, done.stderr
+    assert "timeout" in done.stderr
+
+
+def test_internal_error_exits_4(monkeypatch, tmp_path, capsys):
+    import service.pipeline
+
+    def broken(*args, **kwargs):
+        raise ZeroDivisionError("a bug")
+
+    monkeypatch.setattr(service.pipeline, "render_trio", broken)
+    code = cli.main(["render", "--example", "sets", "-o", str(tmp_path / "x.svg")])
+    assert code == 4
+    assert "internal error" in capsys.readouterr().err
+
+
+def test_progress_line_only_on_a_terminal():
+    class FakeTty:
+        def __init__(self) -> None:
+            self.text = ""
+
+        def write(self, s: str) -> None:
+            self.text += s
+
+        def flush(self) -> None:
+            pass
+
+    from energies.optimize import Progress
+
+    stream = FakeTty()
+    show = cli.progress_printer(stream)
+    show(Progress(0, "", 3, 100.0, 42, 1.5))
+    show(Progress(0, "", 3, 100.0, 43, 1.4))  # within 0.1 s: not redrawn
+    assert stream.text.count("\r") == 1
+    assert "round 3" in stream.text and "42 iterations" in stream.text
+
+
+def test_cli_inlines_local_images_from_the_trio_folder_only(tmp_path):
+    folder = tmp_path / "trio"
+    folder.mkdir()
+    trio = copy_example("graph", folder)
+    (folder / "pic.svg").write_text('<svg xmlns="http://www.w3.org/2000/svg" width="4" height="4"/>')
+    (tmp_path / "outside.svg").write_text('<svg xmlns="http://www.w3.org/2000/svg" width="4" height="4"/>')
+    style = folder / "graph.style"
+    style.write_text(
+        style.read_text()
+        + '\nforall Vertex v {\n  v.a = Image {\n    href : "pic.svg"\n  }\n'
+        + '  v.b = Image {\n    href : "../outside.svg"\n  }\n}\n'
+    )
+    out = folder / "out.svg"
+    done = run_cli("render", str(trio), "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    hrefs = [
+        el.get("href") or el.get("{http://www.w3.org/1999/xlink}href")
+        for el in ET.fromstring(out.read_text()).iter(f"{SVG_NS}image")
+    ]
+    assert len(hrefs) == 10
+    assert sum(h.startswith("data:image/svg+xml;base64,") for h in hrefs) == 5
+    assert hrefs.count("../outside.svg") == 5
+
+
+def test_progress_line_is_drawn_when_stderr_is_a_terminal(tmp_path):
+    import os
+    import pty
+
+    body = heavy_body(n_sets=20)
+    for name in ("domain", "substance", "style"):
+        (tmp_path / f"h.{name}").write_text(body[name])
+    files = [f"--{n}={tmp_path / f'h.{n}'}" for n in ("domain", "substance", "style")]
+    master, slave = pty.openpty()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "service", "render", *files, "-o", str(tmp_path / "h.svg")],
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=slave,
+    )
+    os.close(slave)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:  # the terminal closes when the process exits
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(master)
+    assert process.wait(120) == 0
+    text = seen.decode()
+    assert "\r  layout: round" in text and "iterations" in text
+    assert text.endswith("\r\n")  # the progress line is closed with a newline (the pty shows \n as \r\n)

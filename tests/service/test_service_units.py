@@ -1,0 +1,128 @@
+"""Small pieces of the service: content negotiation, the result cache, the layout job's classification."""
+
+from __future__ import annotations
+
+import json
+import math
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from energies.lang.errors import DiagramError, DiagramErrors
+from service.app import wants_json
+from service.examples import example
+from service.layout_job import diagnostics_of, finite_or_none, run_layout
+from service.result_cache import ResultCache, request_key
+
+
+def test_wants_json_respects_media_types_and_quality():
+    assert wants_json("application/json")
+    assert not wants_json(None) and not wants_json("")
+    assert not wants_json("image/svg+xml")
+    assert not wants_json("*/*")  # the default answer is the SVG
+    assert wants_json("image/svg+xml;q=0.5, application/json")
+    assert not wants_json("application/json;q=0.2, image/svg+xml")
+    assert not wants_json("application/json;q=0")
+    assert wants_json("text/html, application/json, */*;q=0.8")
+
+
+def test_request_key_depends_on_every_field():
+    base = ("d", "s", "t", "v", ["W"])
+    keys = {request_key(*base)}
+    for i in range(4):
+        changed = list(base)
+        changed[i] = changed[i] + "x"
+        keys.add(request_key(*changed))
+    keys.add(request_key("d", "s", "t", "v", []))
+    assert len(keys) == 6
+    # field boundaries matter: ("ab", "c") is not ("a", "bc")
+    assert request_key("ab", "c", "", "", []) != request_key("a", "bc", "", "", [])
+    assert request_key("d", "s", "t", "v", ["A", "B"]) == request_key("d", "s", "t", "v", ["B", "A"])
+
+
+def test_result_cache_is_lru_and_bounded_by_entries_and_bytes():
+    cache = ResultCache(max_entries=2, max_bytes=10_000)
+    cache.put("a", {"svg": "A"})
+    cache.put("b", {"svg": "B"})
+    assert cache.get("a") == {"svg": "A"}  # 'a' is now the most recent
+    cache.put("c", {"svg": "C"})
+    assert cache.get("b") is None and cache.get("a") is not None and cache.get("c") is not None
+    by_size = ResultCache(max_entries=100, max_bytes=5_000)
+    for k in "pqr":
+        by_size.put(k, {"svg": "x" * 1_500})  # 2,524 bytes each with the report allowance
+    assert len(by_size) == 1 and by_size.get("r") is not None
+    assert by_size.bytes <= 5_000
+    by_size.put("huge", {"svg": "x" * 10_000})  # larger than the whole cache: not stored
+    assert by_size.get("huge") is None and by_size.get("r") is not None
+
+
+def test_finite_or_none_makes_reports_json_safe():
+    value = {"e": math.inf, "g": [1.0, math.nan, {"v": -math.inf}], "s": "x", "i": 3}
+    out = finite_or_none(value)
+    assert out == {"e": None, "g": [1.0, None, {"v": None}], "s": "x", "i": 3}
+    json.dumps(out, allow_nan=False)
+
+
+def test_diagnostics_are_deduplicated_by_place_and_message():
+    one = DiagramError("style", 3, 5, "unknown constraint foo", "x\n^")
+    other = DiagramError("style", 4, 1, "bad")
+    diags = diagnostics_of(DiagramErrors([one, one, other, one]))
+    assert [(d["line"], d["message"]) for d in diags] == [(3, "unknown constraint foo"), (4, "bad")]
+
+
+def test_run_layout_classifies_outcomes():
+    trio = example("vectors")
+    job = {"domain": trio.domain, "substance": trio.substance, "style": trio.style, "timeLimit": 10}
+    ok = run_layout({**job, "variation": trio.variation})
+    assert ok["ok"] and ok["svg"].startswith("<svg")
+    json.dumps(ok, allow_nan=False)  # the worker's answer is plain JSON
+    bad = run_layout({**job, "substance": "Vector u\nOrthogonal(u, nope)\n"})
+    assert bad["kind"] == "diagram" and bad["diagnostics"][0]["source"] == "substance"
+    arrow = run_layout({**job, "style": trio.style.replace('"straight"', '"zigzag"')})
+    assert arrow["kind"] == "render" and "zigzag" in arrow["message"]
+
+
+TOKENS = [
+    "{",
+    "}",
+    "(",
+    ")",
+    ",",
+    ";",
+    "=",
+    ":",
+    "?",
+    "forall",
+    "where",
+    "ensure",
+    "1e309",
+    "-",
+    ".",
+    '"',
+    "\n",
+]
+
+
+@st.composite
+def mutated_trio(draw):
+    name = draw(st.sampled_from(["sets", "graph", "vectors"]))
+    trio = example(name)
+    texts = {"domain": trio.domain, "substance": trio.substance, "style": trio.style}
+    which = draw(st.sampled_from(sorted(texts)))
+    text = texts[which]
+    for _ in range(draw(st.integers(1, 3))):
+        pos = draw(st.integers(0, len(text)))
+        if draw(st.booleans()):
+            text = text[:pos] + text[pos + draw(st.integers(1, 6)) :]
+        else:
+            text = text[:pos] + draw(st.sampled_from(TOKENS)) + text[pos:]
+    texts[which] = text
+    return {**texts, "variation": trio.variation, "timeLimit": 5}
+
+
+@given(job=mutated_trio())
+@settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+def test_mutated_examples_never_end_as_internal_errors(job):
+    # every broken program is the user's mistake: a located diagnostic, never a crash of ours
+    outcome = run_layout(job)
+    assert outcome["ok"] or outcome["kind"] != "internal", outcome["message"]
