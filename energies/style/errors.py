@@ -1,0 +1,34 @@
+"""Errors and warnings of Style evaluation, located in the Style text.
+
+Every user mistake found while evaluating a Style program becomes a `DiagramError` with source
+"style", the line and column of the offending AST node, and Penrose's error tag as `kind`
+(e.g. `MissingPathError`, `BinOpTypeError`). Warnings keep Penrose's warning kinds so a trio's
+`excludeWarnings` can silence them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from energies.lang.ast import NOPOS, Pos
+from energies.lang.errors import DiagramError, DiagramWarning
+
+
+@dataclass
+class Reporter:
+    """Makes located errors and collects warnings for one Style program."""
+
+    text: str
+    warnings: list[DiagramWarning] = field(default_factory=list)
+
+    def error(self, pos: Pos | None, message: str, kind: str = "Error") -> DiagramError:
+        pos = pos or NOPOS
+        return DiagramError.at("style", self.text, pos.line, pos.column, message, kind)
+
+    def warn(self, pos: Pos | None, kind: str, message: str) -> None:
+        pos = pos or NOPOS
+        self.warnings.append(DiagramWarning(kind, message, "style", pos.line, pos.column))
+
+
+class SkipFailed(Exception):
+    """Raised when a value depends on a field whose own error was already reported."""

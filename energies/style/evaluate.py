@@ -1,0 +1,309 @@
+"""Evaluation of Style expressions, demand-driven over the translation.
+
+A path's value is computed the first time something needs it (its dependencies first, as Penrose's
+topological order would), then memoized, so every path is evaluated once and a shape is one
+`ShapeInstance` however many goals mention it. A path met again while it is being computed is a
+`CyclicAssignmentError`.
+
+Expressions: numbers, strings, booleans, colors (`#rrggbb` -> rgba list), `?` (a new unknown:
+`?[init]` starts at init, a bare `?` uniformly across the canvas width as Penrose samples it,
+`? in [stages]` / `? except [stages]` vary in those stages only), paths with indices, operators
+(see `arith`), lists / vectors / tuples, computed-function calls (`energies.library.FUNCTIONS`),
+`listof f from c`, `numberof c`, `nameof x`, and Substance literals (`x` bound to a number or string).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from energies.diagram import GoalInstance, ShapeInstance, Unknowns
+from energies.expr import Node, input_node
+from energies.lang import style_ast as S
+from energies.lang.ast import Pos
+from energies.lang.errors import DiagramError
+from energies.lang.substance_env import Literal
+from energies.shapes import Canvas, Color
+from energies.shapes.specs import uniform_float
+from energies.style import arith
+from energies.style.env import (
+    Assignment,
+    BlockContext,
+    CollectionRef,
+    NamespaceRef,
+    ObjectRef,
+    Scope,
+    ShapeSource,
+    SubstanceRef,
+    resolve_path,
+)
+from energies.style.errors import Reporter, SkipFailed
+from energies.style.library_bridge import Library
+
+
+class NotAValue:
+    """What a goal, layering or other non-value statement evaluates to."""
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+
+
+@dataclass
+class Layer:
+    below: str
+    above: str
+
+
+class Evaluator:
+    def __init__(
+        self,
+        assignment: Assignment,
+        rep: Reporter,
+        canvas: Canvas,
+        rng: np.random.Generator,
+        library: Library,
+        defaults: dict[str, dict[str, Any]],
+    ) -> None:
+        self.assignment = assignment
+        self.rep = rep
+        self.canvas = canvas
+        self.rng = rng
+        self.library = library
+        self.defaults = defaults  # shape key -> sampled default properties (Penrose samples all first)
+        self.unknowns = Unknowns()
+        self.memo: dict[str, Any] = {}
+        self.failed: set[str] = set()
+        self.active: list[str] = []  # keys being computed, for cycle messages and unknown names
+        self.shapes: dict[str, ShapeInstance] = {}
+        self.goals: list[GoalInstance] = []
+        self.layers: list[Layer] = []
+        self.label_cache: dict[str, Any] = {}
+
+    # ---- paths ------------------------------------------------------------------------------------
+
+    def value_at(self, ref: ObjectRef, pos: Pos | None) -> Any:
+        """The value of a path, computing it (and what it needs) on first use."""
+        key = ref.key
+        if key in self.memo:
+            return self.memo[key]
+        if key in self.failed:
+            raise SkipFailed(key)
+        if key in self.active:
+            cycle = " -> ".join([*self.active[self.active.index(key) :], key])
+            raise self.rep.error(pos, f"these paths depend on each other: {cycle}", "CyclicAssignmentError")
+        source = self.assignment.lookup(ref)
+        self.active.append(key)
+        try:
+            value = self.compute(ref, source, pos)
+        except DiagramError:
+            self.failed.add(key)
+            raise
+        finally:
+            self.active.pop()
+        self.memo[key] = value
+        return value
+
+    def compute(self, ref: ObjectRef, source: Any, pos: Pos | None) -> Any:
+        from energies.style import goals, shapes
+
+        if source is None:
+            raise self.rep.error(pos, f"{ref.field_ref.key} is not defined", "MissingPathError")
+        if ref.prop is None:
+            if isinstance(source, ShapeSource):
+                return shapes.build_shape(self, ref, source)
+            return goals.evaluate_statement(self, ref, source)
+        if not isinstance(source, ShapeSource):
+            raise self.rep.error(
+                pos, f"{ref.field_ref.key} is not a shape, so {ref.key} is not defined", "MissingPathError"
+            )
+        prop_source = source.props.get(ref.prop)
+        if prop_source is not None:
+            return self.eval_expr(prop_source.expr, prop_source.ctx)
+        return shapes.default_prop(self, ref, source, pos)
+
+    def eval_field(self, ref: ObjectRef) -> None:
+        """Evaluate a field for its effects (goals, unknowns, errors); errors are collected."""
+        with contextlib.suppress(SkipFailed):
+            self.value_at(ref, None)
+
+    # ---- expressions ------------------------------------------------------------------------------
+
+    def eval_expr(self, e: S.Expr, ctx: BlockContext) -> Any:
+        if isinstance(e, S.Fix):
+            return e.value
+        if isinstance(e, S.Path):
+            return self.eval_path(e, ctx)
+        if isinstance(e, S.BinOp):
+            left = self.eval_value(e.left, ctx)
+            right = self.eval_value(e.right, ctx)
+            if e.op not in ("BPlus", "BMinus", "Multiply", "Divide", "Exp", "EWMultiply", "EWDivide"):
+                raise self.rep.error(e.pos, f"unknown operator {e.op}", "BinOpTypeError")
+            try:
+                return arith.binop(e.op, left, right)
+            except arith.StyleTypeError as err:
+                raise self.rep.error(e.pos, str(err), "BinOpTypeError") from None
+        if isinstance(e, S.StrLit):
+            return e.value
+        if isinstance(e, S.BoolLit):
+            return e.value
+        if isinstance(e, S.CompApp):
+            args = [self.eval_value(a, ctx) for a in e.args]
+            return self.library.call(e.name.value, args, self, e.name.pos or e.pos)
+        if isinstance(e, S.Vary):
+            return self.new_unknown(e)
+        if isinstance(e, S.UOp):
+            arg = self.eval_value(e.arg, ctx)
+            try:
+                return arith.negate(arg) if e.op == "UMinus" else arith.transpose(arg)
+            except arith.StyleTypeError as err:
+                raise self.rep.error(e.pos, str(err), "UOpTypeError") from None
+        if isinstance(e, S.ListExpr | S.Vector):
+            return self.collect([self.eval_value(i, ctx) for i in e.items], e.pos)
+        if isinstance(e, S.TupleExpr):
+            items = [self.eval_value(i, ctx) for i in e.items]
+            for n, item in enumerate(items):
+                if not arith.is_number(item):
+                    raise self.rep.error(
+                        e.pos,
+                        f"tuple element {n} must be a number, not {arith.kind_of(item)}",
+                        "BadElementError",
+                    )
+            return items
+        if isinstance(e, S.ColorLit):
+            c = Color.parse("#" + e.hex)
+            return [c.r, c.g, c.b, c.a]
+        if isinstance(e, S.CollectionAccess):
+            return self.listof(e, ctx)
+        if isinstance(e, S.UnaryStyVarExpr):
+            return self.unary_sty_var(e, ctx)
+        what = type(e).__name__
+        raise self.rep.error(getattr(e, "pos", None), f"a {what} is not a value here", "NotValueError")
+
+    def eval_value(self, e: S.Expr, ctx: BlockContext) -> Any:
+        """An expression whose value must be a value (not a goal statement)."""
+        v = self.eval_expr(e, ctx)
+        if isinstance(v, NotAValue):
+            raise self.rep.error(
+                getattr(e, "pos", None), f"this path holds {v.what}, not a value", "NotValueError"
+            )
+        return v
+
+    def collect(self, items: list[Any], pos: Pos) -> list[Any]:
+        """A list or vector literal: all numbers, all vectors, all shapes or all path data (Penrose)."""
+        if not items:
+            return []
+        first = items[0]
+        if arith.is_number(first):
+            ok: Callable[[Any], bool] = arith.is_number
+        elif isinstance(first, ShapeInstance):
+            ok = lambda v: isinstance(v, ShapeInstance)  # noqa: E731
+        elif isinstance(first, list) and first and all(hasattr(c, "cmd") for c in first):
+            ok = lambda v: isinstance(v, list) and all(hasattr(c, "cmd") for c in v)  # noqa: E731
+        elif arith.is_vector(first):
+            ok = arith.is_vector
+        else:
+            raise self.rep.error(pos, f"a list cannot hold a {arith.kind_of(first)}", "BadElementError")
+        for n, item in enumerate(items):
+            if not ok(item):
+                raise self.rep.error(
+                    pos,
+                    f"list element {n} is a {arith.kind_of(item)}, unlike the first element "
+                    f"({arith.kind_of(first)})",
+                    "BadElementError",
+                )
+        return items
+
+    def new_unknown(self, e: S.Vary) -> Node:
+        init = e.init if e.init is not None else uniform_float(self.rng, *self.canvas.x_range)
+        owner = self.active[-1] if self.active else "?"
+        slot = self.unknowns.add(
+            init, f"{owner} (style:{e.pos.line}:{e.pos.column})", tuple(s.value for s in e.stages), e.exclude
+        )
+        return input_node(slot)
+
+    def eval_path(self, p: S.Path, ctx: BlockContext) -> Any:
+        ref = resolve_path(ctx, p, self.rep)
+        if isinstance(ref, NamespaceRef):
+            raise self.rep.error(p.pos, f"{ref.name} is a namespace, not a value", "PathToNamespaceError")
+        if isinstance(ref, CollectionRef):
+            if p.indices:
+                raise self.rep.error(
+                    p.pos, f"collection {ref.style_name} cannot be indexed", "UnindexableItemError"
+                )
+            values = [v.value for v in ref.values if isinstance(v, Literal)]
+            if len(values) == len(ref.values) and all(isinstance(v, float) for v in values):
+                return values
+            raise self.rep.error(
+                p.pos, f"collection {ref.style_name} is not a list of numbers", "PathToCollectionError"
+            )
+        if isinstance(ref, SubstanceRef):
+            if isinstance(ref.value, Literal) and not p.indices:
+                return ref.value.value
+            raise self.rep.error(
+                p.pos,
+                f"{ref.style_name} is a Substance object, not a value; use a field "
+                f"such as {ref.style_name}.label",
+                "PathToSubstanceError",
+            )
+        value = self.value_at(ref, p.pos)
+        if not p.indices:
+            return value
+        indices = [self.static_index(i, ctx) for i in p.indices]
+        try:
+            return arith.index_value(value, indices)
+        except arith.StyleTypeError as err:
+            raise self.rep.error(p.pos, f"{ref.key}: {err}", "UnindexableItemError") from None
+        except IndexError as err:
+            raise self.rep.error(p.pos, f"{ref.key}: {err}", "OutOfBoundsError") from None
+
+    def static_index(self, e: S.Expr, ctx: BlockContext) -> int:
+        v = self.eval_value(e, ctx)
+        if isinstance(v, Node):
+            raise self.rep.error(
+                getattr(e, "pos", None), "an index cannot depend on an unknown (?)", "BadIndexError"
+            )
+        if not arith.is_number(v) or not float(v).is_integer():
+            raise self.rep.error(
+                getattr(e, "pos", None), f"an index must be a whole number, not {v!r}", "BadIndexError"
+            )
+        return int(v)
+
+    def listof(self, e: S.CollectionAccess, ctx: BlockContext) -> list[Any]:
+        coll = resolve_path(ctx, e.path, self.rep)
+        if not isinstance(coll, CollectionRef):
+            raise self.rep.error(
+                e.path.pos, "listof needs a collection (a collector's `into` name)", "NotCollectionError"
+            )
+        from energies.lang.substance_env import unique_name
+
+        values = []
+        for v in coll.values:
+            ref = ObjectRef(Scope("sub", unique_name(v)), e.field.value)
+            if self.assignment.lookup(ref) is not None:  # Penrose skips members without the field
+                values.append(self.value_at(ref, e.pos))
+        return self.collect(values, e.pos)
+
+    def unary_sty_var(self, e: S.UnaryStyVarExpr, ctx: BlockContext) -> Any:
+        ref = resolve_path(ctx, e.path, self.rep)
+        if e.op == "numberof":
+            if not isinstance(ref, CollectionRef):
+                raise self.rep.error(e.pos, "numberof needs a collection", "NotCollectionError")
+            return float(len(ref.values))
+        if not isinstance(ref, SubstanceRef):
+            raise self.rep.error(e.pos, "nameof needs a selector variable", "NotStyleVariableError")
+        v = ref.value
+        if isinstance(v, Literal):
+            return js_number_string(v.value) if isinstance(v.value, float) else v.value
+        return v
+
+
+def js_number_string(x: float) -> str:
+    """A number as JavaScript's toString prints it (integers without a decimal point)."""
+    if math.isfinite(x) and x.is_integer() and abs(x) < 1e21:
+        return str(int(x))
+    return repr(x)
