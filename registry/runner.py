@@ -54,8 +54,9 @@ _SINGLE_THREADED = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NU
 
 def pipeline_task(trio: TrioSpec, timeout: float | None) -> Row:
     """The real task: compile, optimize and render one trio through the service pipeline."""
-    from service.pipeline import run_trio  # imported in the worker only
+    from service.pipeline import run_trio, warm_up  # imported in the worker only
 
+    warm_up()  # process start-up work, before the trio's own timings begin
     return run_trio(trio, timeout=timeout)
 
 

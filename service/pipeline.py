@@ -74,6 +74,29 @@ class Rendering:
 ImageResolver = Callable[[str], str | None]
 
 
+def warm_up() -> None:
+    """Load what every layout needs once per process, before the first request is timed: the
+    function library, the parsers (lark builds its tables on first use), the label fonts and the
+    Wasm engine. A worker calls it at start, as Penrose's runner loads @penrose/core first."""
+    import energies.library  # noqa: F401
+    from energies.diagram_build import build_diagram
+    from energies.labels import measure_equation, measure_text
+
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), RECURSION_LIMIT))
+    diagram = build_diagram(_WARM_DOMAIN, _WARM_SUBSTANCE, _WARM_STYLE, "warm-up")
+    compile_problem(diagram, cache=None)
+    measure_text("warm", "sans-serif", "12px", label="warm-up")
+    measure_equation("x^2", "12px", label="warm-up")
+
+
+_WARM_DOMAIN = "type Thing"
+_WARM_SUBSTANCE = "Thing a"
+_WARM_STYLE = """canvas { width = 100
+  height = 100 }
+forall Thing t { t.c = Circle { r: 5 }
+  ensure lessThan(t.c.r, 10) }"""
+
+
 def render_trio(
     domain: str,
     substance: str,
