@@ -346,3 +346,24 @@ def test_decrement_is_lbfgs_newton_decrement(driver) -> None:
         for (s, y), alpha in zip(pairs, reversed(alphas), strict=True):
             r += s * (alpha - (y @ r) / (y @ s))
         assert decrements[k] == pytest.approx(g @ r, rel=1e-8)
+
+
+def test_violations_are_reported_for_the_last_stage_constraints() -> None:
+    """A constraint of an earlier stage only (`ensure ... in first`) is not required of the final
+    layout: x0 <= 1 holds after stage one, then stage two moves x0 to 4 without it."""
+    n = 1
+    push = ("equal(x0, 4)", lambda x: (x[0] - 4) ** 2, lambda x: np.array([2 * (x[0] - 4)]))
+    bound = ("lessThan(x0, 1)", lambda x: x[0] - 1, lambda x: np.array([1.0]))
+    problem = NumpyProblem(
+        n,
+        [push],
+        [bound],
+        stages=[
+            stage("first", n, 1, 1, objectives=[0], constraints=[1]),
+            stage("second", n, 1, 1, objectives=[1], constraints=[0]),
+        ],
+    )
+    result = optimize(problem, np.array([3.0]))
+    assert result.x[0] == pytest.approx(4.0, abs=1e-2)
+    assert result.goals[1].value == pytest.approx(3.0, abs=1e-2) and result.goals[1].satisfied is False
+    assert result.n_violated == 0 and result.max_constraint_violation == 0.0
