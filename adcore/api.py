@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .builder import Builder
-from .errors import AdcoreTypeError, TraceError
+from .errors import AdcoreTypeError
 from .ir import Atom, Function, Lit, Var
 from .lazy import find_lazy
 from .typecheck import check_function
@@ -48,8 +48,13 @@ def dual_type(t: Type) -> Type:
 
 
 def tangent_mask(types: Sequence[Type]) -> tuple[bool, ...]:
-    """Positions of tangent leaves in the leaves of the dual types of `types` (interleaved after each Real)."""
-    return tuple(m for t in types for leaf in leaf_types(t) for m in ((False, True) if is_real_leaf(leaf) else (False,)))
+    """Which leaves of the dual types of `types` are tangents (each follows its Real primal)."""
+    return tuple(
+        m
+        for t in types
+        for leaf in leaf_types(t)
+        for m in ((False, True) if is_real_leaf(leaf) else (False,))
+    )
 
 
 class Fn:
@@ -110,14 +115,18 @@ class Fn:
 def flatten_args(f: Fn, args: Sequence[Any]) -> list[Atom]:
     if len(args) != len(f.params):
         raise AdcoreTypeError(f"{f.name} expects {len(f.params)} argument(s), got {len(args)}")
-    return [a for k, (t, v) in enumerate(zip(f.params, args)) for a in flatten(t, v, f"argument {k} of {f.name}")]
+    return [
+        a for k, (t, v) in enumerate(zip(f.params, args)) for a in flatten(t, v, f"argument {k} of {f.name}")
+    ]
 
 
 def _check_body_arity(name: str, body: Callable[..., Any], n: int) -> None:
     try:
         inspect.signature(body).bind(*range(n))
     except TypeError:
-        raise AdcoreTypeError(f"the body of {name} must take {n} parameter(s), as its signature declares") from None
+        raise AdcoreTypeError(
+            f"the body of {name} must take {n} parameter(s), as its signature declares"
+        ) from None
     except ValueError:  # builtins without a signature
         pass
 
@@ -150,7 +159,13 @@ def fn(params: Sequence[Any], ret: Any, body: Callable[..., Any], *, name: str |
     finally:
         STATE.stack.pop()
     flat = [v for g in groups for v in g]
-    ir = Function(name, tuple(flat), tuple(leaf_types(rtype)), builder.finish(flat, results), signature=(tuple(ptypes), rtype))
+    ir = Function(
+        name,
+        tuple(flat),
+        tuple(leaf_types(rtype)),
+        builder.finish(flat, results),
+        signature=(tuple(ptypes), rtype),
+    )
     check_function(ir)
     return Fn(ir, ptypes, rtype)
 
@@ -169,7 +184,7 @@ def opaque(params: Sequence[Any], ret: Any, impl: Callable[..., Any], *, name: s
 
 
 def jvp(f: Fn) -> Fn:
-    """Forward mode: a function over duals ({"re": x, "du": dx}) computing f and its directional derivative."""
+    """Forward mode: a function over duals ({"re": x, "du": dx}) giving f and its directional derivative."""
     from .forward import jvp_function
 
     return Fn(jvp_function(f.ir), [dual_type(p) for p in f.params], dual_type(f.ret))
@@ -179,7 +194,9 @@ class VJP:
     """The result of `vjp(f)(x)` inside a body: `.ret` is f(x); `.grad(ct)` is the pullback of ct
     (one gradient per parameter; parameters left out by `wrt` get None)."""
 
-    def __init__(self, f: Fn, ret: Any, residuals: Sequence[Atom], backward: Function, wrt: Sequence[int] | None):
+    def __init__(
+        self, f: Fn, ret: Any, residuals: Sequence[Atom], backward: Function, wrt: Sequence[int] | None
+    ):
         self.f = f
         self.ret = ret
         self.residuals = tuple(residuals)
@@ -337,4 +354,19 @@ def to_real(i: Any) -> Sym:
     return Sym(current_builder().emit1("i2f", lift(i)))
 
 
-__all__ = ["Fn", "Lit", "and_", "eq", "fn", "jvp", "neq", "not_", "opaque", "or_", "select", "sum", "vec", "vjp"]
+__all__ = [
+    "Fn",
+    "Lit",
+    "and_",
+    "eq",
+    "fn",
+    "jvp",
+    "neq",
+    "not_",
+    "opaque",
+    "or_",
+    "select",
+    "sum",
+    "vec",
+    "vjp",
+]

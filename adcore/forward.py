@@ -31,7 +31,9 @@ def jvp_function(f: Function, wrt: tuple[bool, ...] | None = None) -> Function:
         f.cache[key] = f.custom_jvp
         return f.custom_jvp
     if f.body is None:
-        raise AdcoreError(f"opaque function {f.name} is differentiated but has no custom jvp (set {f.name}.jvp)")
+        raise AdcoreError(
+            f"opaque function {f.name} is differentiated but has no custom jvp (set {f.name}.jvp)"
+        )
     state = JvpState()
     params: list[Var] = []
     mask: list[bool] = []
@@ -54,7 +56,9 @@ def jvp_function(f: Function, wrt: tuple[bool, ...] | None = None) -> Function:
         if is_real_leaf(r.ty):
             results.append(state.t_or_zero(r))
             result_mask.append(True)
-    g = Function(f"{f.name}_jvp", tuple(params), tuple(a.ty for a in results), state.b.finish(params, results))
+    g = Function(
+        f"{f.name}_jvp", tuple(params), tuple(a.ty for a in results), state.b.finish(params, results)
+    )
     g.linear_mask = tuple(mask)
     g.cache["linear_results"] = tuple(result_mask)
     f.cache[key] = g
@@ -222,7 +226,9 @@ def _minmax(s: JvpState, e: Eqn, xs: list[Atom], dxs: list[Tangent]) -> list[tup
 def _copysign(s: JvpState, e: Eqn, xs: list[Atom], dxs: list[Tangent]) -> list[tuple[Atom, Tangent]]:
     a, b = xs
     y = s.b.emit1("copysign", a, b)
-    ratio = s.b.emit1("mul", s.b.emit1("copysign", Lit(1.0, Real), a), s.b.emit1("copysign", Lit(1.0, Real), b))
+    ratio = s.b.emit1(
+        "mul", s.b.emit1("copysign", Lit(1.0, Real), a), s.b.emit1("copysign", Lit(1.0, Real), b)
+    )
     return [(y, _scale(s, dxs[0], ratio))]
 
 

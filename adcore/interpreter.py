@@ -216,7 +216,9 @@ def from_python(ty: Type, value: Any, where: str) -> list[Any]:
         return [[e[j] for e in elems] for j in range(len(leaf_types(ty.elem)))]
     if isinstance(ty, StructT):
         if not isinstance(value, dict) or set(value) != {k for k, _ in ty.fields}:
-            raise AdcoreError(f"{where}: expected a dict with fields {[k for k, _ in ty.fields]}, got {value!r}")
+            raise AdcoreError(
+                f"{where}: expected a dict with fields {[k for k, _ in ty.fields]}, got {value!r}"
+            )
         return [leaf for k, ft in ty.fields for leaf in from_python(ft, value[k], f"{where}[{k!r}]")]
     raise AdcoreError(f"{where}: unsupported type {ty!r}")
 
@@ -246,7 +248,9 @@ def interp(f: Any, *, strict: bool = False) -> Callable[..., Any]:
         if len(args) != len(f.params):
             raise AdcoreError(f"{f.name} expects {len(f.params)} argument(s), got {len(args)}")
         leaves = [
-            leaf for k, (t, a) in enumerate(zip(f.params, args)) for leaf in from_python(t, a, f"argument {k} of {f.name}")
+            leaf
+            for k, (t, a) in enumerate(zip(f.params, args))
+            for leaf in from_python(t, a, f"argument {k} of {f.name}")
         ]
         return to_python(f.ret, machine.run(f.ir, leaves))
 

@@ -32,7 +32,9 @@ def call_mask(g: Function, arg_linear: Sequence[bool], caller: str) -> tuple[boo
     if g.linear_mask is not None:
         if any(a and not m for a, m in zip(arg_linear, g.linear_mask)):
             k = next(j for j, (a, m) in enumerate(zip(arg_linear, g.linear_mask)) if a and not m)
-            raise LinearityError(f"in {caller}: a tangent is passed to parameter {k} of {g.name}, which is not a tangent")
+            raise LinearityError(
+                f"in {caller}: a tangent is passed to parameter {k} of {g.name}, which is not a tangent"
+            )
         return g.linear_mask
     return tuple(arg_linear)
 
@@ -59,8 +61,10 @@ class Linearity:
         return isinstance(a, Var) and a in self.linear
 
     def eqn_is_linear(self, e: Eqn) -> bool:
-        return any(self.is_linear(a) for a in e.args) or any(o in self.linear for o in e.outs) or (
-            e.prim == "for" and self.loop_touches_linear(e.params["body"])
+        return (
+            any(self.is_linear(a) for a in e.args)
+            or any(o in self.linear for o in e.outs)
+            or (e.prim == "for" and self.loop_touches_linear(e.params["body"]))
         )
 
     def loop_touches_linear(self, body: Block) -> bool:

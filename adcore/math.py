@@ -19,7 +19,9 @@ NAN, INF = _m.nan, _m.inf
 SQRT_EPSILON = 1e-5  # Penrose clamps sqrt's derivative at this denominator so that sqrt(0) stays usable
 
 
-def _ieee(f: Callable[[float], float], low: float | None = None, at_low: float = NAN) -> Callable[[float], float]:
+def _ieee(
+    f: Callable[[float], float], low: float | None = None, at_low: float = NAN
+) -> Callable[[float], float]:
     """`f` with math-module exceptions replaced by IEEE results."""
 
     def g(x: float) -> float:
@@ -192,6 +194,28 @@ def raw_sqrt(x: Any) -> Sym:
     return unary("sqrt", x)
 
 
-UNARY = {f.name: f for f in (exp, expm1, log, log1p, log2, log10, sin, cos, tan, asin, acos, atan, sinh, cosh,
-                             tanh, asinh, acosh, atanh, cbrt)}
+UNARY = {
+    f.name: f
+    for f in (
+        exp,
+        expm1,
+        log,
+        log1p,
+        log2,
+        log10,
+        sin,
+        cos,
+        tan,
+        asin,
+        acos,
+        atan,
+        sinh,
+        cosh,
+        tanh,
+        asinh,
+        acosh,
+        atanh,
+        cbrt,
+    )
+}
 BINARY = {f.name: f for f in (atan2, pow, hypot)}

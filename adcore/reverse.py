@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from .ir import Function
 from .forward import jvp_function
+from .ir import Function
 from .transpose import transpose_function
 from .unzip import unzip_function
 

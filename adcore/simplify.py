@@ -78,7 +78,9 @@ class Simplifier:
             return
         if e.prim == "for":
             body: Block = e.params["body"]
-            if e.params["n"] <= UNROLL_LIMIT and not any(isinstance(p.ty, RefT) and not _scalar_ref(p) for p in body.params[1:]):
+            if e.params["n"] <= UNROLL_LIMIT and not any(
+                isinstance(p.ty, RefT) and not _scalar_ref(p) for p in body.params[1:]
+            ):
                 self.unroll(e, out)
                 return
             out.append(Eqn(e.outs, "for", args, {**e.params, "body": self.block(body, in_loop=True)}))
@@ -96,7 +98,12 @@ class Simplifier:
         for e in body.eqns:
             new_outs = tuple(Var(o.ty) for o in e.outs)
             rename.update(zip(e.outs, new_outs))
-            copied = Eqn(new_outs, e.prim, tuple(rename.get(a, a) if isinstance(a, Var) else a for a in e.args), e.params)
+            copied = Eqn(
+                new_outs,
+                e.prim,
+                tuple(rename.get(a, a) if isinstance(a, Var) else a for a in e.args),
+                e.params,
+            )
             self.eqn(copied, True, out)
         for o, r in zip(outs, body.results):
             self.sub[o] = self.atom(rename.get(r, r) if isinstance(r, Var) else r)

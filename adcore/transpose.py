@@ -67,7 +67,9 @@ class Transposer:
         self.block(f.body.eqns)
         results = [self.read(p) for p in linear_params]
         params = (*primal_params, *ct_params)
-        g = Function(f"{f.name}_T", params, tuple(p.ty for p in linear_params), self.b.finish(params, results))
+        g = Function(
+            f"{f.name}_T", params, tuple(p.ty for p in linear_params), self.b.finish(params, results)
+        )
         return g
 
     # -- cotangent bookkeeping ------------------------------------------------------------------

@@ -34,7 +34,9 @@ def _check_block(f: Function, block: Block, scope: set[Var]) -> None:
             raise AdcoreTypeError(f"{f.name}: a reference can only be the target of accum")
         want = result_types(e.prim, [a.ty for a in e.args], e.params)
         if tuple(o.ty for o in e.outs) != want:
-            raise AdcoreTypeError(f"{f.name}: {e.prim} produces {want}, outputs typed {[o.ty for o in e.outs]}")
+            raise AdcoreTypeError(
+                f"{f.name}: {e.prim} produces {want}, outputs typed {[o.ty for o in e.outs]}"
+            )
         if e.prim == "for":
             _check_block(f, e.params["body"], local)
         for o in e.outs:

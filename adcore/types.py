@@ -11,7 +11,7 @@ whole, never field by field.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -57,7 +57,7 @@ class TanT(Scalar):
         return "Tan"
 
 
-Type = Union[Scalar, VecT, StructT, RefT]
+Type = Scalar | VecT | StructT | RefT
 
 Real = Scalar("Real")
 Int = Scalar("Int")

@@ -68,17 +68,19 @@ class Unzipper:
         residual_sources = [v for v in free_vars(lin_block) if v not in lin_params]
         residual_params = {v: Var(v.ty) for v in residual_sources}
         lin_body = substitute_block(
-            Block((*residual_params.values(), *lin_params), lin_block.eqns, lin_block.results), residual_params
+            Block((*residual_params.values(), *lin_params), lin_block.eqns, lin_block.results),
+            residual_params,
         )
-        lin = Function(
-            f"{f.name}_lin", lin_body.params, tuple(a.ty for a in lin_body.results), lin_body
-        )
+        lin = Function(f"{f.name}_lin", lin_body.params, tuple(a.ty for a in lin_body.results), lin_body)
         lin.linear_mask = (False,) * len(residual_params) + (True,) * len(lin_params)
         lin.cache["linear_results"] = (True,) * len(lin_results)
         fwd_params = tuple(p for p, m in zip(f.body.params, self.mask) if not m)
         fwd_results = tuple(r for r, m in zip(f.body.results, out_mask) if not m) + tuple(residual_sources)
         fwd = Function(
-            f"{f.name}_fwd", fwd_params, tuple(a.ty for a in fwd_results), Block(fwd_params, tuple(fwd_eqns), fwd_results)
+            f"{f.name}_fwd",
+            fwd_params,
+            tuple(a.ty for a in fwd_results),
+            Block(fwd_params, tuple(fwd_eqns), fwd_results),
         )
         return Unzipped(dce_function(fwd), dce_function(lin), out_mask)
 

@@ -296,10 +296,7 @@ def flatten(ty: Type, value: Any, where: str) -> list[Atom]:
             raise AdcoreTypeError(f"{where}: expected {ty.n} elements for {ty!r}, got {len(value)}")
         elems = [flatten(ty.elem, v, f"{where}[{k}]") for k, v in enumerate(value)]
         b = current_builder()
-        return [
-            b.emit("vec", [e[j] for e in elems], elem=lt)[0]
-            for j, lt in enumerate(leaf_types(ty.elem))
-        ]
+        return [b.emit("vec", [e[j] for e in elems], elem=lt)[0] for j, lt in enumerate(leaf_types(ty.elem))]
     if isinstance(ty, StructT):
         if not isinstance(value, dict) or set(value) != {k for k, _ in ty.fields}:
             raise AdcoreTypeError(f"{where}: expected a struct {ty!r}, got {describe(value)}")

@@ -38,7 +38,17 @@ def generated(n_ops: int, seed: int = 0) -> adcore.Fn:
         for _ in range(n_ops // 2):
             a, b = rng.choice(values[-50:]), rng.choice(values)
             op = rng.randrange(5)
-            v = a + b if op == 0 else a * b * 0.5 if op == 1 else a - b if op == 2 else am.sin(a) if op == 3 else a / (1.0 + b * b)
+            v = (
+                a + b
+                if op == 0
+                else a * b * 0.5
+                if op == 1
+                else a - b
+                if op == 2
+                else am.sin(a)
+                if op == 3
+                else a / (1.0 + b * b)
+            )
             values.append(v)
         return adcore.sum(values[-100:])
 

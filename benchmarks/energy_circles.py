@@ -36,7 +36,9 @@ def diagram(n: int, seed: int = 0) -> Diagram:
         cy = input_node(u.add(rng.uniform(-300, 300), f"c{k}.y"))
         r = input_node(u.add(rng.uniform(5, 20), f"c{k}.r"))
         shapes.append(ShapeInstance(f"c{k}", "Circle", {"center": [cx, cy], "r": r, "strokeWidth": 0.0}))
-    goals = [GoalInstance("constraint", "disjoint", [a, b, PAD]) for a, b in itertools.combinations(shapes, 2)]
+    goals = [
+        GoalInstance("constraint", "disjoint", [a, b, PAD]) for a, b in itertools.combinations(shapes, 2)
+    ]
     goals += [GoalInstance("constraint", "onCanvas", [s, *CANVAS]) for s in shapes]
     goals += [GoalInstance("objective", "minimal", [s.props["r"]]) for s in shapes]
     return Diagram(CANVAS, shapes, goals, u)
@@ -109,7 +111,10 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--sizes", type=int, nargs="+", default=[10, 50, 200, 1000])
     ap.add_argument("--repeat", type=int, default=200)
     args = ap.parse_args(argv)
-    print("| n | pairs | ours µs | numpy µs | ours/numpy | JAX µs | build ours ms | build JAX ms | wasm bytes | kinds |")
+    print(
+        "| n | pairs | ours µs | numpy µs | ours/numpy | JAX µs | build ours ms | build JAX ms "
+        "| wasm bytes | kinds |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|")
     for n in args.sizes:
         d = diagram(n)
@@ -122,8 +127,8 @@ def main(argv: list[str] | None = None) -> None:
         assert abs(e_ours - e_np) <= 1e-9 * max(1.0, abs(e_np)), (e_ours, e_np)
         assert np.allclose(g_ours, g_np, rtol=1e-8, atol=1e-6)
         repeat = args.repeat if n <= 200 else max(10, args.repeat // 20)
-        ours = timed(lambda: p.energy_and_grad(x, 0, WEIGHT), repeat)
-        base = timed(lambda: numpy_energy(x, n), repeat)
+        ours = timed(lambda p=p, x=x: p.energy_and_grad(x, 0, WEIGHT), repeat)
+        base = timed(lambda x=x, n=n: numpy_energy(x, n), repeat)
         jax_cell = build_jax = "n/a"
         jr = jax_runner(n)
         if jr is not None:
@@ -131,9 +136,10 @@ def main(argv: list[str] | None = None) -> None:
             t = time.perf_counter()
             vg(x)[1].block_until_ready()
             build_jax = f"{(time.perf_counter() - t) * 1e3:.0f}"
-            jax_cell = f"{timed(lambda: vg(x)[1].block_until_ready(), repeat):.0f}"
+            jax_cell = f"{timed(lambda vg=vg, x=x: vg(x)[1].block_until_ready(), repeat):.0f}"
         print(
-            f"| {n} | {n * (n - 1) // 2} | {ours:.0f} | {base:.0f} | {ours / base:.2f} | {jax_cell} | {build:.0f} "
+            f"| {n} | {n * (n - 1) // 2} | {ours:.0f} | {base:.0f} | {ours / base:.2f} | {jax_cell} "
+            f"| {build:.0f} "
             f"| {build_jax} | {p.vg.wasm_bytes} | {len(p.kinds)} |"
         )
 

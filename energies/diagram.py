@@ -33,7 +33,9 @@ class Where:
 
     def __str__(self) -> str:
         loc = f"style:{self.line}:{self.column}" if self.line else "style"
-        extra = ", ".join(p for p in (self.block and f"block {self.block}", self.match and f"match {self.match}") if p)
+        extra = ", ".join(
+            p for p in (self.block and f"block {self.block}", self.match and f"match {self.match}") if p
+        )
         return f"{loc} ({extra})" if extra else loc
 
 

@@ -259,8 +259,13 @@ class _Canonical:
 # -- replay inside a trace, and evaluation on numbers -----------------------------------------------
 
 
-def replay(value: Any, inputs: Iterator[Any], consts: Iterator[Any], rebuild_shape: Callable[..., Any] | None = None,
-           props_of: PropsOf = _no_shapes) -> Any:
+def replay(
+    value: Any,
+    inputs: Iterator[Any],
+    consts: Iterator[Any],
+    rebuild_shape: Callable[..., Any] | None = None,
+    props_of: PropsOf = _no_shapes,
+) -> Any:
     """Rebuild `value` with its slots taken, in signature order, from `inputs` and `consts`.
 
     `value` is the representative of its signature; the traversal is the one `signature` made, so
@@ -389,7 +394,11 @@ def evaluate(value: Any, x: np.ndarray, memo: dict[int, Any] | None = None) -> A
         return tuple(evaluate(v, x, memo) for v in value)
     if isinstance(value, dict):
         return {k: evaluate(v, x, memo) for k, v in value.items()}
-    if dataclasses.is_dataclass(value) and not isinstance(value, type) and depends_on_unknowns(_fields(value)[1]):
+    if (
+        dataclasses.is_dataclass(value)
+        and not isinstance(value, type)
+        and depends_on_unknowns(_fields(value)[1])
+    ):
         names, fields = _fields(value)
         return dataclasses.replace(value, **{n: evaluate(f, x, memo) for n, f in zip(names, fields)})  # type: ignore[type-var]
     return value

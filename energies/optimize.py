@@ -327,7 +327,8 @@ def optimize(
     goals = _goal_reports(problem, x)
     # As Penrose reports a layout: the constraints of the last stage that ran (a constraint of an
     # earlier stage only, e.g. `ensure ... in dots`, is not required of the final layout).
-    final = problem.stages[len([r for r in stage_reports if r.status != "NotRun"]) - 1] if problem.stages else None
+    ran = len([r for r in stage_reports if r.status != "NotRun"])
+    final = problem.stages[ran - 1] if problem.stages else None
     values = np.array([g.value for g in goals if g.kind == "constraint"], dtype=float)
     constraint_values = list(values[final.constraints]) if final is not None else list(values)
     overall = next((r.status for r in stage_reports if r.status != "EPConverged"), "EPConverged")

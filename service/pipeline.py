@@ -27,7 +27,6 @@ from energies.shapes import SHAPE_TYPES, Canvas, Color, PropType, Shape
 
 from .render import render_svg
 
-
 RECURSION_LIMIT = 20_000
 
 
@@ -63,7 +62,8 @@ class Rendering:
             "maxConstrViolation": opt.max_constraint_violation,
             "nViolated": opt.n_violated,
             "goals": [
-                {"name": g.name, "kind": g.kind, "value": g.value, "satisfied": g.satisfied} for g in opt.goals
+                {"name": g.name, "kind": g.kind, "value": g.value, "satisfied": g.satisfied}
+                for g in opt.goals
             ],
             "warnings": list(self.warnings),
             "timings": dict(self.timings),
@@ -124,7 +124,10 @@ def render_trio(
     try:
         remaining = max(0.1, time_limit - (t1 - t0))
         result = optimize(
-            problem, np.array(diagram.unknowns.x0, dtype=float), max_iters=max_iterations, time_limit=remaining,
+            problem,
+            np.array(diagram.unknowns.x0, dtype=float),
+            max_iters=max_iterations,
+            time_limit=remaining,
             on_progress=on_progress,
         )
     except OptimizeError as e:
@@ -224,11 +227,21 @@ def run_trio(trio: Any, *, variation: str | None = None, timeout: float | None =
     t0 = time.perf_counter()
     try:
         r = render_trio(
-            trio.domain, trio.substance, trio.style, variation if variation is not None else trio.variation,
-            trio.exclude_warnings, time_limit=timeout or 60.0, resolve_image=trio_image_resolver(trio.base_dir),
+            trio.domain,
+            trio.substance,
+            trio.style,
+            variation if variation is not None else trio.variation,
+            trio.exclude_warnings,
+            time_limit=timeout or 60.0,
+            resolve_image=trio_image_resolver(trio.base_dir),
         )
     except DiagramError as e:
-        return {**row, "status": "compile-error", "error": str(e), "totalMs": (time.perf_counter() - t0) * 1e3}
+        return {
+            **row,
+            "status": "compile-error",
+            "error": str(e),
+            "totalMs": (time.perf_counter() - t0) * 1e3,
+        }
     except LayoutError as e:
         return {**row, "status": e.status, "error": str(e), "totalMs": (time.perf_counter() - t0) * 1e3}
     opt = r.optimization

@@ -158,8 +158,13 @@ def _entry(f: Function, plan: Plan, target: int, buffer: int) -> tuple[list[int]
 
 
 def emit_call(
-    a: Asm, g: Function, target: int, args: Sequence[Callable[[], object]], out_addrs: Sequence[int],
-    buffer: int | None, take_result: Callable[[Type], None],
+    a: Asm,
+    g: Function,
+    target: int,
+    args: Sequence[Callable[[], object]],
+    out_addrs: Sequence[int],
+    buffer: int | None,
+    take_result: Callable[[Type], None],
 ) -> None:
     """Call g: arguments (each pushed by a callback), output pointers, then scalar results left on
     the stack (direct call) or loaded from the buffer and handed to `take_result` in order."""
@@ -463,8 +468,13 @@ class FunctionGen:
         scalars = iter([o for o in e.outs if not is_array(o.ty)])
         buffer = self.alloc(8 * buffer_slots(g)) if spilled(g) else None
         emit_call(
-            self.asm, g, self.index[id(g)], [lambda x=x: self.get(x) for x in e.args], [a for _, a in out_addrs],
-            buffer, lambda t: self.set(next(scalars)),
+            self.asm,
+            g,
+            self.index[id(g)],
+            [lambda x=x: self.get(x) for x in e.args],
+            [a for _, a in out_addrs],
+            buffer,
+            lambda t: self.set(next(scalars)),
         )
         if buffer is None:
             for o in reversed([o for o in e.outs if not is_array(o.ty)]):
@@ -502,7 +512,7 @@ class FunctionGen:
         a.i32_ge_s()
         a.br_if(1)
         self.block(body)
-        for r, o, addr in zip(body.results, e.outs, elem_addrs):
+        for r, addr in zip(body.results, elem_addrs):
             es = size_of(r.ty)
             a.local_get(self.local[i])
             a.i32_const(es)

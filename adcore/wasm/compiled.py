@@ -36,8 +36,14 @@ def _dtype_shape(t: Type) -> tuple[type, tuple[int, ...]]:
 class Compiled:
     """One instance of a compiled function (with its own Store: use one per thread)."""
 
-    def __init__(self, f: Any, *, time_limit: float | None = 10.0, memory_limit: int | None = 1 << 30,
-                 bounds_checks: bool = True):
+    def __init__(
+        self,
+        f: Any,
+        *,
+        time_limit: float | None = 10.0,
+        memory_limit: int | None = 1 << 30,
+        bounds_checks: bool = True,
+    ):
         self.fn = f
         ir: Function = f.ir if hasattr(f, "ir") else f
         self.ir = ir
@@ -70,9 +76,15 @@ class Compiled:
         f = self.fn
         if len(args) != len(f.params):
             raise TypeError(f"{f.name} expects {len(f.params)} argument(s), got {len(args)}")
-        leaves = [leaf for k, (t, a) in enumerate(zip(f.params, args)) for leaf in from_python(t, a, f"argument {k} of {f.name}")]
+        leaves = [
+            leaf
+            for k, (t, a) in enumerate(zip(f.params, args))
+            for leaf in from_python(t, a, f"argument {k} of {f.name}")
+        ]
         results = self.call_leaves(leaves)
-        fixed = [r if t != Real or isinstance(r, list) else float(r) for r, t in zip(results, self.ir.result_types)]
+        fixed = [
+            r if t != Real or isinstance(r, list) else float(r) for r, t in zip(results, self.ir.result_types)
+        ]
         fixed = [bool(r) if t.__repr__() == "Bool" else r for r, t in zip(fixed, self.ir.result_types)]
         return to_python(f.ret, fixed)
 

@@ -104,8 +104,17 @@ def group_goals(goals: Sequence[GoalInstance], goal: str) -> list[GoalKind]:
         rows_in = np.concatenate(ins, axis=1) if ins else np.zeros((len(members), 0), np.int32)
         rows_c = np.concatenate(cs, axis=1) if cs else np.zeros((len(members), 0))
         kinds.append(
-            GoalKind(goal, rep.name, rep, hash(key), rows_in.shape[1], rows_c.shape[1],  # type: ignore[arg-type]
-                     members, np.ascontiguousarray(rows_in, np.int32), np.ascontiguousarray(rows_c))
+            GoalKind(
+                goal,
+                rep.name,
+                rep,
+                hash(key),
+                rows_in.shape[1],
+                rows_c.shape[1],  # type: ignore[arg-type]
+                members,
+                np.ascontiguousarray(rows_in, np.int32),
+                np.ascontiguousarray(rows_c),
+            )
         )
     return kinds
 

@@ -148,7 +148,9 @@ def test_vec_and_struct_values() -> None:
     assert interp(f)(pts) == 91.0
     g = fn([Vec(3, P)], Vec(3, P), lambda ps: vjp(f)(ps).grad(1.0))
     assert interp(g)(pts) == [{"x": 2 * p["x"], "y": 2 * p["y"]} for p in pts]
-    doubled = fn([Vec(3, P)], Vec(3, P), lambda ps: vec(3, P, lambda i: {"x": 2.0 * ps[i]["x"], "y": ps[i]["y"]}))
+    doubled = fn(
+        [Vec(3, P)], Vec(3, P), lambda ps: vec(3, P, lambda i: {"x": 2.0 * ps[i]["x"], "y": ps[i]["y"]})
+    )
     assert interp(doubled)(pts)[2] == {"x": 10.0, "y": 6.0}
 
 
@@ -242,7 +244,11 @@ def test_nested_gather_scatters_into_the_outer_accumulator() -> None:
         Real,
         lambda x, rows: adcore.sum(n, lambda r: adcore.sum(vec(m, Real, lambda j: x[rows[r][j]] ** 2))),
     )
-    g = fn([Vec(n, Real), Vec(n, Vec(m, Int))], Vec(n, Real), lambda x, rows: vjp(f, wrt=[0])(x, rows).grad(1.0)[0])
+    g = fn(
+        [Vec(n, Real), Vec(n, Vec(m, Int))],
+        Vec(n, Real),
+        lambda x, rows: vjp(f, wrt=[0])(x, rows).grad(1.0)[0],
+    )
     backward = adcore.reverse.reverse_pair(f.ir, (True, False))[1]
     refs = [p for e in backward.body.eqns if e.prim == "for" for p in e.params["body"].params[1:]]
     assert [r.ty.of for r in refs] == [Vec(n, Real)]  # one accumulator for x, none per inner loop
@@ -255,6 +261,7 @@ def test_nested_gather_scatters_into_the_outer_accumulator() -> None:
 def test_functions_defined_during_a_trace_are_allowed_without_captures() -> None:
     """The classic perturbation-confusion example cannot be written: the inner function would
     capture x. Written with an explicit parameter, nested derivatives are independent."""
+
     def jvp_inner(x):  # d/dy (x + y) at y = 3, with x an explicit parameter of the inner function
         plus = fn([Real, Real], Real, lambda a, y: a + y, name="plus")
         return jvp(plus)({"re": x, "du": 0.0}, {"re": 3.0, "du": 1.0})["du"]

@@ -42,7 +42,11 @@ def test_acceptance_functions_agree() -> None:
     h = fn([Vec2], Vec(2, Vec2), lambda v: (lambda r: [r.grad([1.0, 0.0]), r.grad([0.0, 1.0])])(vjp(g)(v)))
     for F in (f, g, h):
         agree(F, [2.0, 3.0])
-    agree(jvp(fn([Real, Real], Real, lambda x, y: y * x * x + 4.0)), {"re": 3.0, "du": 1.0}, {"re": 2.0, "du": 0.0})
+    agree(
+        jvp(fn([Real, Real], Real, lambda x, y: y * x * x + 4.0)),
+        {"re": 3.0, "du": 1.0},
+        {"re": 2.0, "du": 0.0},
+    )
 
 
 def test_tower_compiles_small_and_runs() -> None:

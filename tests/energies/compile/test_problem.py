@@ -42,8 +42,14 @@ def circles_diagram(n: int, seed: int = 0, padding: float = 2.0) -> Diagram:
     for k in range(n):
         cx = input_node(unknowns.add(rng.uniform(-50, 50), f"c{k}.x"))
         cy = input_node(unknowns.add(rng.uniform(-50, 50), f"c{k}.y"))
-        shapes.append(ShapeInstance(f"c{k}", "Circle", {"center": [cx, cy], "r": 5.0 + k % 3, "fillColor": [0, 0, 0, 1]}))
-    goals = [GoalInstance("constraint", "disjoint", [a, b, padding]) for a, b in itertools.combinations(shapes, 2)]
+        shapes.append(
+            ShapeInstance(
+                f"c{k}", "Circle", {"center": [cx, cy], "r": 5.0 + k % 3, "fillColor": [0, 0, 0, 1]}
+            )
+        )
+    goals = [
+        GoalInstance("constraint", "disjoint", [a, b, padding]) for a, b in itertools.combinations(shapes, 2)
+    ]
     goals += [GoalInstance("objective", "nearOrigin", [s, 0.01 * (1 + k % 2)]) for k, s in enumerate(shapes)]
     return Diagram((200.0, 200.0), shapes, goals, unknowns)
 
@@ -64,7 +70,9 @@ def test_kinds_do_not_grow_with_instances() -> None:
     big = CompiledProblem(circles_diagram(40), cache=None)
     assert len(small.kinds) == len(big.kinds) == 2
     assert [k.n_rows for k in big.kinds] == [40, 40 * 39 // 2]
-    size = lambda p: sum(adcore.ir.count_eqns(g.body) for g in adcore.ir.call_graph(p.functions.energy_and_grad.ir) if g.body)
+    size = lambda p: sum(
+        adcore.ir.count_eqns(g.body) for g in adcore.ir.call_graph(p.functions.energy_and_grad.ir) if g.body
+    )
     assert size(small) == size(big)
 
 
@@ -100,7 +108,9 @@ def test_structure_cache_reuses_compiled_functions() -> None:
     assert not first.cache_hit and second.cache_hit
     assert second.functions is first.functions
     x = np.array(second.diagram.unknowns.x0)
-    assert second.energy_and_grad(x, 0, 10.0)[0] == pytest.approx(numpy_energy(second.diagram, x, 10.0), rel=1e-12)
+    assert second.energy_and_grad(x, 0, 10.0)[0] == pytest.approx(
+        numpy_energy(second.diagram, x, 10.0), rel=1e-12
+    )
 
 
 def test_nan_goal_is_located() -> None:
