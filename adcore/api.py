@@ -8,6 +8,7 @@ builds IR is a macro and is inlined by construction.
 from __future__ import annotations
 
 import builtins
+import os
 import inspect
 import itertools
 from collections.abc import Callable, Sequence
@@ -34,6 +35,8 @@ from .values import (
 )
 
 _anon = itertools.count(1)
+# Emission already types every instruction; re-checking each traced function is for debugging and tests.
+CHECK_TYPES = os.environ.get("ADCORE_CHECK_TYPES", "") not in ("", "0")
 
 
 def dual_type(t: Type) -> Type:
@@ -166,7 +169,8 @@ def fn(params: Sequence[Any], ret: Any, body: Callable[..., Any], *, name: str |
         builder.finish(flat, results),
         signature=(tuple(ptypes), rtype),
     )
-    check_function(ir)
+    if CHECK_TYPES:
+        check_function(ir)
     return Fn(ir, ptypes, rtype)
 
 

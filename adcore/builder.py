@@ -15,6 +15,9 @@ from .prims import result_types
 from .types import Bool, Int, Real, RefT, Scalar, Type, VecT
 
 
+_TYPED: dict[tuple[str, tuple[Type, ...]], tuple[Type, ...]] = {}
+
+
 def is_lit(a: Atom, val: float | None = None) -> bool:
     return isinstance(a, Lit) and (val is None or a.val == val)
 
@@ -25,7 +28,15 @@ class Builder:
 
     # -- emission -------------------------------------------------------------------------------
     def emit(self, prim: str, args: Sequence[Atom], **params: Any) -> tuple[Var, ...]:
-        outs = tuple(Var(t) for t in result_types(prim, [a.ty for a in args], params))
+        types = tuple(a.ty for a in args)
+        if params:
+            out_types = result_types(prim, types, params)
+        else:  # most instructions: a scalar primitive, typed once per signature
+            key = (prim, types)
+            out_types = _TYPED.get(key)  # type: ignore[assignment]
+            if out_types is None:
+                out_types = _TYPED[key] = result_types(prim, types, params)
+        outs = tuple(Var(t) for t in out_types)
         self.blocks[-1].append(Eqn(outs, prim, tuple(args), params))
         return outs
 

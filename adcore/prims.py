@@ -31,9 +31,13 @@ def _fail(prim: str, types: Sequence[Type], why: str) -> AdcoreTypeError:
 
 def _same_scalar(prim: str, types: Sequence[Type], allowed: tuple[Scalar, ...]) -> Scalar:
     first = types[0]
-    if not isinstance(first, Scalar) or first not in allowed or any(t != first for t in types):
-        raise _fail(prim, types, f"expects {len(types)} scalars of one type among {allowed}")
-    return first
+    for t in types:
+        if t is not first:
+            raise _fail(prim, types, f"expects {len(types)} scalars of one type among {allowed}")
+    for a in allowed:
+        if first is a:
+            return first
+    raise _fail(prim, types, f"expects {len(types)} scalars of one type among {allowed}")
 
 
 for _p in NUMERIC_BINARY + NUMERIC_UNARY:

@@ -14,12 +14,20 @@ from dataclasses import dataclass
 from typing import Any
 
 
-@dataclass(frozen=True)
 class Scalar:
-    name: str  # "Real" | "Int" | "Bool"
+    """A scalar type. There is one object per scalar type, so equality is identity (fast: types are
+    compared for every instruction emitted)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):  # "Real" | "Int" | "Bool"
+        self.name = name
 
     def __repr__(self) -> str:
         return self.name
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_scalar_named, (type(self).__name__, self.name))
 
 
 @dataclass(frozen=True)
@@ -49,9 +57,10 @@ class RefT:
         return f"&{self.of!r}"
 
 
-@dataclass(frozen=True)
 class TanT(Scalar):
     """A tangent. It is a Real in the IR; the name documents intent in signatures like Dual."""
+
+    __slots__ = ()
 
     def __repr__(self) -> str:
         return "Tan"
@@ -63,6 +72,12 @@ Real = Scalar("Real")
 Int = Scalar("Int")
 Bool = Scalar("Bool")
 Tan = TanT("Real")
+
+
+def _scalar_named(kind: str, name: str) -> Scalar:
+    if kind == "TanT":
+        return Tan
+    return {"Real": Real, "Int": Int, "Bool": Bool}[name]
 Dual = StructT((("re", Real), ("du", Tan)))
 
 

@@ -129,3 +129,18 @@ def test_math_values_follow_ieee_outside_the_domain() -> None:
         assert (math.isnan(got) and math.isnan(want)) or got == want
     assert interp(am.pow)(0.0, -1.0) == math.inf
     assert interp(am.pow)(-2.0, 3.0) == -8.0
+
+
+@settings(max_examples=30, deadline=None)
+@given(programs(max_steps=6))
+def test_every_transformed_function_type_checks(program) -> None:
+    from adcore.ir import call_graph
+    from adcore.simplify import simplify_program
+    from adcore.typecheck import check_function
+
+    f = as_vector_fn(program)
+    g = fn([Vec(N_INPUTS, Real)], Vec(N_INPUTS, Real), lambda y: vjp(f)(y).grad([1.0, 0.5]))
+    h = fn([Vec(N_INPUTS, Real)], Vec(N_INPUTS, Real), lambda y: vjp(g)(y).grad([1.0, 0.0, 0.0]))
+    for root in (g, h, jvp(h)):
+        for func in call_graph(root.ir) + call_graph(simplify_program(root.ir)):
+            check_function(func)
