@@ -8,10 +8,11 @@ instances: use one per thread.
 from __future__ import annotations
 
 import threading
+import warnings
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -37,6 +38,7 @@ class Functions:
     goal_values: adcore.Fn
     goal_gradients: adcore.Fn | None = None
     kind_fns: list[adcore.Fn] | None = None
+    warnings: list[str] = field(default_factory=list)  # raised while tracing the kinds
 
 
 class FunctionCache:
@@ -103,16 +105,20 @@ class CompiledProblem:
         found = cache.get(key) if cache is not None else None
         self.cache_hit = found is not None
         if found is None:
-            kind_fns = [kind_function(k, i) for i, k in enumerate(self.kinds)]
+            with warnings.catch_warnings(record=True) as caught:  # e.g. shape pairs approximated by boxes
+                warnings.simplefilter("always")
+                kind_fns = [kind_function(k, i) for i, k in enumerate(self.kinds)]
             energy = energy_function(self.kinds, kind_fns, self.n_inputs)
             found = Functions(
                 value_and_grad(energy),
                 goal_values_function(self.kinds, kind_fns, self.n_inputs),
                 kind_fns=kind_fns,
+                warnings=list(dict.fromkeys(f"{w.category.__name__}: {w.message}" for w in caught)),
             )
             if cache is not None:
                 cache.put(key, found)
         self.functions = found
+        diagram.warnings.extend(w for w in found.warnings if w not in diagram.warnings)
         self.trace_seconds = time.perf_counter() - t0
         t1 = time.perf_counter()
         self.vg = Compiled(found.energy_and_grad, time_limit=time_limit)
