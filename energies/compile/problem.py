@@ -8,8 +8,8 @@ instances: use one per thread.
 from __future__ import annotations
 
 import threading
-import warnings
 import time
+import warnings
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
