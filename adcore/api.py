@@ -8,9 +8,9 @@ builds IR is a macro and is inlined by construction.
 from __future__ import annotations
 
 import builtins
-import os
 import inspect
 import itertools
+import os
 from collections.abc import Callable, Sequence
 from typing import Any
 

@@ -14,7 +14,6 @@ from .ir import Atom, Block, Eqn, Function, Lit, Var
 from .prims import result_types
 from .types import Bool, Int, Real, RefT, Scalar, Type, VecT
 
-
 _TYPED: dict[tuple[str, tuple[Type, ...]], tuple[Type, ...]] = {}
 
 

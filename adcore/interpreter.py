@@ -240,19 +240,23 @@ def to_python(ty: Type, leaves: Sequence[Any]) -> Any:
     raise AdcoreError(f"unsupported type {ty!r}")
 
 
+def argument_leaves(f: Any, args: Sequence[Any]) -> list[Any]:
+    """The IR leaves of Python arguments of `f` (an `Fn`), with errors naming the argument."""
+    if len(args) != len(f.params):
+        raise AdcoreError(f"{f.name} expects {len(f.params)} argument(s), got {len(args)}")
+    return [
+        leaf
+        for k, (t, a) in enumerate(zip(f.params, args))
+        for leaf in from_python(t, a, f"argument {k} of {f.name}")
+    ]
+
+
 def interp(f: Any, *, strict: bool = False) -> Callable[..., Any]:
     """A Python callable running `f` (an `Fn`) on Python values: floats, ints, bools, lists, dicts."""
     machine = Interpreter(strict)
 
     def run(*args: Any) -> Any:
-        if len(args) != len(f.params):
-            raise AdcoreError(f"{f.name} expects {len(f.params)} argument(s), got {len(args)}")
-        leaves = [
-            leaf
-            for k, (t, a) in enumerate(zip(f.params, args))
-            for leaf in from_python(t, a, f"argument {k} of {f.name}")
-        ]
-        return to_python(f.ret, machine.run(f.ir, leaves))
+        return to_python(f.ret, machine.run(f.ir, argument_leaves(f, args)))
 
     run.__name__ = f"interp_{f.name}"
     return run

@@ -78,6 +78,8 @@ def _scalar_named(kind: str, name: str) -> Scalar:
     if kind == "TanT":
         return Tan
     return {"Real": Real, "Int": Int, "Bool": Bool}[name]
+
+
 Dual = StructT((("re", Real), ("du", Tan)))
 
 

@@ -11,10 +11,10 @@ from typing import Any
 
 import numpy as np
 
-from ..interpreter import from_python, to_python
+from ..interpreter import argument_leaves, to_python
 from ..ir import Function
 from ..runtime import Instance
-from ..types import Real, Type, VecT
+from ..types import Bool, Real, Type, VecT
 from .codegen import Plan, build_module, is_array
 
 
@@ -74,19 +74,18 @@ class Compiled:
 
     def __call__(self, *args: Any) -> Any:
         f = self.fn
-        if len(args) != len(f.params):
-            raise TypeError(f"{f.name} expects {len(f.params)} argument(s), got {len(args)}")
-        leaves = [
-            leaf
-            for k, (t, a) in enumerate(zip(f.params, args))
-            for leaf in from_python(t, a, f"argument {k} of {f.name}")
-        ]
-        results = self.call_leaves(leaves)
-        fixed = [
-            r if t != Real or isinstance(r, list) else float(r) for r, t in zip(results, self.ir.result_types)
-        ]
-        fixed = [bool(r) if t.__repr__() == "Bool" else r for r, t in zip(fixed, self.ir.result_types)]
+        results = self.call_leaves(argument_leaves(f, args))
+        fixed = [_python_scalar(r, t) for r, t in zip(results, self.ir.result_types)]
         return to_python(f.ret, fixed)
+
+
+def _python_scalar(value: Any, t: Type) -> Any:
+    """Wasm gives i32 for Bool and f64 for Real: the Python value the interpreter would give."""
+    if t is Bool:
+        return bool(value)
+    if t is Real:
+        return float(value)
+    return value
 
 
 def compile_fn(f: Any, **options: Any) -> Compiled:
