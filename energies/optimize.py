@@ -341,7 +341,7 @@ def optimize(
         ep_rounds=last.ep_rounds if last else 0,
         energy=last.energy if last else float("nan"),
         goals=goals,
-        max_constraint_violation=max(constraint_values, default=0.0),
-        n_violated=sum(v > SATISFIED_TOLERANCE for v in constraint_values),
+        max_constraint_violation=float(max(constraint_values, default=0.0)),
+        n_violated=int(sum(v > SATISFIED_TOLERANCE for v in constraint_values)),
         seconds=time.perf_counter() - started,
     )

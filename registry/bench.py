@@ -44,6 +44,8 @@ from registry.trios import (
 
 def _json_safe(value: Any) -> Any:
     """JSON has no NaN or infinity: write them as null (Penrose's results do the same)."""
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):  # numpy scalars
+        value = value.item()
     if isinstance(value, float) and not math.isfinite(value):
         return None
     return value

@@ -367,3 +367,9 @@ def test_violations_are_reported_for_the_last_stage_constraints() -> None:
     assert result.x[0] == pytest.approx(4.0, abs=1e-2)
     assert result.goals[1].value == pytest.approx(3.0, abs=1e-2) and result.goals[1].satisfied is False
     assert result.n_violated == 0 and result.max_constraint_violation == 0.0
+
+
+def test_result_numbers_are_plain_python_numbers() -> None:
+    """Reports are written as JSON: no numpy scalars may leak into them."""
+    result = optimize(QUADRATIC, np.array([0.0]))
+    assert type(result.n_violated) is int and type(result.max_constraint_violation) is float
