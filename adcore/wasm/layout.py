@@ -1,0 +1,119 @@
+"""The Wasm side of adcore's values: sizes, types, and the calling convention.
+
+Real is f64; Int and Bool are i32. Arrays live in linear memory, row-major and contiguous, so a
+nested array's element is a pointer into its parent (no copy); array values are i32 pointers. A
+caller passes one output pointer per array result; scalar results are Wasm multi-value results,
+except for functions too wide for the engine's limits, which take everything through a buffer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from ..errors import AdcoreError
+from ..ir import Function
+from ..types import Real, RefT, Type, VecT
+from .encode import F64, I32, Asm
+
+ALIGN = 8
+MAX_MEMORY = 2**30  # a memory plan larger than this is refused at compile time
+
+
+class CodegenError(AdcoreError):
+    """An IR construct or size the Wasm backend cannot compile."""
+
+
+def size_of(t: Type) -> int:
+    if isinstance(t, VecT):
+        return t.n * size_of(t.elem)
+    if isinstance(t, RefT):
+        return size_of(t.of)
+    return 8 if t == Real else 4
+
+
+def wasm_type(t: Type) -> int:
+    return F64 if t == Real else I32
+
+
+def is_array(t: Type) -> bool:
+    return isinstance(t, VecT) or (isinstance(t, RefT) and isinstance(t.of, VecT))
+
+
+def _align(n: int) -> int:
+    return (n + ALIGN - 1) // ALIGN * ALIGN
+
+
+MAX_PARAMS = 200  # engines cap parameters and results (1,000 in wasmtime); bigger calls go through memory
+MAX_RESULTS = 64
+
+
+def spilled(f: Function) -> bool:
+    """Whether f takes its arguments and returns its scalars through a buffer in memory."""
+    n_in = len(f.params) + sum(is_array(t) for t in f.result_types)
+    return n_in > MAX_PARAMS or sum(not is_array(t) for t in f.result_types) > MAX_RESULTS
+
+
+def buffer_slots(f: Function) -> int:
+    """8-byte slots of a spilled call: parameters, output pointers, then scalar results."""
+    return len(f.params) + len(f.result_types)
+
+
+def wasm_signature(f: Function) -> tuple[list[int], list[int]]:
+    if spilled(f):
+        return [I32], []
+    params = [I32 if is_array(p.ty) else wasm_type(p.ty) for p in f.params]
+    params += [I32 for t in f.result_types if is_array(t)]  # output pointers
+    results = [wasm_type(t) for t in f.result_types if not is_array(t)]
+    return params, results
+
+
+def emit_call(
+    a: Asm,
+    g: Function,
+    target: int,
+    args: Sequence[Callable[[], object]],
+    out_addrs: Sequence[int],
+    buffer: int | None,
+    take_result: Callable[[Type], None],
+) -> None:
+    """Call g: arguments (each pushed by a callback), output pointers, then scalar results left on
+    the stack (direct call) or loaded from the buffer and handed to `take_result` in order."""
+    if not spilled(g):
+        for push in args:
+            push()
+        for addr in out_addrs:
+            a.i32_const(addr)
+        a.call(target)
+        return
+    assert buffer is not None
+    for k, (p, push) in enumerate(zip(g.params, args)):
+        a.i32_const(buffer)
+        push()
+        _store_slot(a, p.ty, 8 * k)
+    for j, addr in enumerate(out_addrs):
+        a.i32_const(buffer)
+        a.i32_const(addr)
+        a.i32_store(8 * (len(g.params) + j))
+    a.i32_const(buffer)
+    a.call(target)
+    first = len(g.params) + len(out_addrs)
+    for j, t in enumerate(t for t in g.result_types if not is_array(t)):
+        a.i32_const(buffer)
+        _load_slot(a, t, 8 * (first + j))
+        take_result(t)
+
+
+def _store_slot(a: Asm, t: Type, offset: int) -> None:
+    (a.f64_store if t == Real else a.i32_store)(offset)
+
+
+def _load_slot(a: Asm, t: Type, offset: int) -> None:
+    (a.f64_load if t == Real else a.i32_load)(offset)
+
+
+def memory_copy(a: Asm) -> None:
+    a.raw(b"\xfc\x0a\x00\x00")
+
+
+def memory_fill(a: Asm) -> None:
+    a.raw(b"\xfc\x0b\x00")
