@@ -40,9 +40,12 @@ class Builder:
         return outs
 
     def emit1(self, prim: str, *args: Atom, **params: Any) -> Atom:
-        folded = fold(prim, args)
-        if folded is not None:
-            return folded
+        for a in args:  # identities need a literal operand; most instructions have none
+            if type(a) is Lit:
+                folded = fold(prim, args)
+                if folded is not None:
+                    return folded
+                break
         return self.emit(prim, args, **params)[0]
 
     def call(self, f: Function, args: Sequence[Atom]) -> tuple[Var, ...]:

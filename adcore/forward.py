@@ -83,9 +83,10 @@ class JvpState:
         return dt if dt is not None else self.b.zero(a.ty)
 
     def block(self, block: Block) -> None:
+        primal, tangent = self.primal, self.tangent
         for e in block.eqns:
-            args = [self.p(a) for a in e.args]
-            tangents = [self.t(a) for a in e.args]
+            args = [primal[a] if type(a) is Var else a for a in e.args]
+            tangents = [tangent.get(a) if type(a) is Var else None for a in e.args]
             if e.prim in ("for", "accum"):
                 pairs = (self.loop if e.prim == "for" else self.accum)(e, args, tangents)
             elif e.prim == "call":
@@ -95,7 +96,7 @@ class JvpState:
             else:
                 pairs = JVP[e.prim](self, e, args, tangents)
             for o, (x, dx) in zip(e.outs, pairs):
-                self.primal[o], self.tangent[o] = x, dx
+                primal[o], tangent[o] = x, dx
 
     def call(self, e: Eqn, args: list[Atom], tangents: list[Tangent]) -> list[tuple[Atom, Tangent]]:
         f: Function = e.params["fn"]
