@@ -15,8 +15,8 @@ from typing import Any
 
 from adcore import Fn, Real, Vec, fn, select
 from adcore import and_ as ad_and
-from adcore import math as am
 
+from . import pmath as am
 from .geometry import (
     RECTLIKE,
     Pt,

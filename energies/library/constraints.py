@@ -11,8 +11,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from adcore import and_, or_, select
-from adcore import math as am
 
+from . import pmath as am
 from .bbox import bbox_from_points, bbox_of, bbox_pts, max_x, max_y, min_x, min_y, x_range, y_range
 from .distance import BBoxApproximationWarning, shape_distance, warn_bbox
 from .ellipses import PI_OVER_3, circle_to_implicit, ellipse_to_implicit, overlapping_implicit_ellipses

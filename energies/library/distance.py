@@ -11,8 +11,7 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
-from adcore import math as am
-
+from . import pmath as am
 from .bbox import bbox_of, bbox_pts, bbox_rectlike
 from .ellipses import overlapping_polygon_points_ellipse
 from .geometry import (

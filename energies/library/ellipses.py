@@ -15,8 +15,8 @@ import math
 from dataclasses import dataclass
 
 from adcore import and_, select
-from adcore import math as am
 
+from . import pmath as am
 from .geometry import EPS_DENOM, Pt, Scalar, div, msign, sqr, sqrt, vdot
 from .polygons import centroid, outward_unit_normal
 

@@ -8,10 +8,10 @@ then return p itself (Penrose's safeCSP), and `closestSilhouetteDistance` return
 
 from __future__ import annotations
 
-from adcore import math as am
 from adcore import or_
 
 from . import bbox as _bbox
+from . import pmath as am
 from .fn_ops import (
     INF,
     Num,

@@ -12,9 +12,9 @@ from __future__ import annotations
 from typing import Any
 
 from adcore import eq
-from adcore import math as am
 from energies.shapes import Color as ShapeColor
 
+from . import pmath as am
 from .context import FunctionContext
 from .fn_ops import Color, Num, select
 

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import math
 
-from adcore import math as am
-
+from . import pmath as am
 from .fn_ops import (
     Num,
     Points,

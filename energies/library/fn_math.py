@@ -10,8 +10,7 @@ import builtins
 import math
 from typing import Any
 
-from adcore import math as am
-
+from . import pmath as am
 from .fn_ops import Matrix, Num, Vector, add_n, max_n, min_n
 
 

@@ -12,8 +12,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from adcore import and_, eq, not_, or_, select
-from adcore import math as am
 from adcore.values import binary
+
+from . import pmath as am
 
 Num = Any  # a float or a traced scalar
 Vector = list  # list of Num

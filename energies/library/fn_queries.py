@@ -13,9 +13,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from adcore import math as am
-
 from . import bbox as _bbox
+from . import pmath as am
 from . import polygons as _polygons
 from .fn_ops import (
     INF,

@@ -6,8 +6,7 @@ Functions taking a `Line` read its `start` and `end` properties, as Penrose's `l
 
 from __future__ import annotations
 
-from adcore import math as am
-
+from . import pmath as am
 from .fn_ops import (
     Matrix,
     Num,

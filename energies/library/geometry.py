@@ -13,9 +13,10 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from adcore import math as am
 from adcore import select
 from adcore.values import binary
+
+from . import pmath as am
 
 Scalar = Any  # float or traced adcore Real
 Pt = list  # [x, y] of Scalars

@@ -8,9 +8,9 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from adcore import math as am
 from adcore import select
 
+from . import pmath as am
 from .bbox import bbox_of
 from .constraints import is_equiangular, is_equilateral
 from .geometry import (

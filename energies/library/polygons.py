@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from adcore import and_, not_, or_, select
-from adcore import math as am
 
+from . import pmath as am
 from .geometry import (
     Pt,
     Scalar,
