@@ -3,7 +3,8 @@
 Measures, in one run, value+gradient time from Python and build time for:
 - ours: the energy compiler (one adcore function per goal kind, looped over its table) in Wasm;
 - numpy: a hand-vectorized baseline (broadcasted all-pairs distances, analytic gradient);
-- JAX (`jit(value_and_grad)`, vectorized), when installed (`pip install jax`).
+- autograd (vectorized) and CasADi (SX expression with its gradient, run by its VM), with the `bench`
+  extra, for n <= 200; JAX (`jit(value_and_grad)`, vectorized) when installed (`pip install jax`).
 Prints a table with ratios to numpy.
 
     python benchmarks/energy_circles.py [--sizes 10 50 200 1000] [--repeat 200]
@@ -106,16 +107,59 @@ def jax_runner(n: int):
     return vg, time.perf_counter() - t
 
 
+def autograd_runner(n: int):
+    try:
+        import autograd.numpy as anp
+        from autograd import value_and_grad
+    except ImportError:
+        return None
+    i, j = np.triu_indices(n, 1)
+
+    def energy(x):
+        c = anp.reshape(x, (n, 3))
+        p, r = c[:, :2], c[:, 2]
+        d = p[i] - p[j]
+        g = r[i] + r[j] + PAD - anp.sqrt(anp.sum(d * d, axis=1))
+        half = np.array(CANVAS) / 2
+        edges = anp.concatenate([p + r[:, None] - half, -p + r[:, None] - half], axis=1)
+        return anp.sum(r) + WEIGHT * (anp.sum(anp.maximum(g, 0) ** 2) + anp.sum(anp.maximum(edges, 0) ** 2))
+
+    return value_and_grad(energy)
+
+
+def casadi_runner(n: int):
+    """CasADi SX expression of the energy and its gradient, evaluated by its virtual machine."""
+    try:
+        import casadi as ca
+    except ImportError:
+        return None
+    x = ca.SX.sym("x", 3 * n)
+    terms = [x[3 * k + 2] for k in range(n)]
+    for a in range(n):
+        for b in range(a + 1, n):
+            dx, dy = x[3 * a] - x[3 * b], x[3 * a + 1] - x[3 * b + 1]
+            g = x[3 * a + 2] + x[3 * b + 2] + PAD - ca.sqrt(dx * dx + dy * dy)
+            terms.append(WEIGHT * ca.fmax(g, 0) ** 2)
+    half = [CANVAS[0] / 2, CANVAS[1] / 2]
+    for k in range(n):
+        for axis in range(2):
+            for sign in (1.0, -1.0):
+                terms.append(WEIGHT * ca.fmax(sign * x[3 * k + axis] + x[3 * k + 2] - half[axis], 0) ** 2)
+    e = ca.sum1(ca.vertcat(*terms))
+    f = ca.Function("f", [x], [e, ca.gradient(e, x)])
+    return lambda v: f(v)
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", type=int, nargs="+", default=[10, 50, 200, 1000])
     ap.add_argument("--repeat", type=int, default=200)
     args = ap.parse_args(argv)
     print(
-        "| n | pairs | ours µs | numpy µs | ours/numpy | JAX µs | build ours ms | build JAX ms "
-        "| wasm bytes | kinds |"
+        "| n | pairs | ours µs | numpy µs | ours/numpy | autograd µs | CasADi µs | JAX µs | build ours ms "
+        "| build CasADi ms | build JAX ms | wasm bytes | kinds |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for n in args.sizes:
         d = diagram(n)
         t0 = time.perf_counter()
@@ -129,6 +173,18 @@ def main(argv: list[str] | None = None) -> None:
         repeat = args.repeat if n <= 200 else max(10, args.repeat // 20)
         ours = timed(lambda p=p, x=x: p.energy_and_grad(x, 0, WEIGHT), repeat)
         base = timed(lambda x=x, n=n: numpy_energy(x, n), repeat)
+        ag_cell = ca_cell = build_ca = "n/a"
+        ag = autograd_runner(n)
+        if ag is not None and n <= 200:
+            assert abs(float(ag(x)[0]) - e_np) <= 1e-9 * max(1.0, abs(e_np))
+            ag_cell = f"{timed(lambda ag=ag, x=x: ag(x), max(10, repeat // 10)):.0f}"
+        if n <= 200:
+            t = time.perf_counter()
+            ca_f = casadi_runner(n)
+            if ca_f is not None:
+                build_ca = f"{(time.perf_counter() - t) * 1e3:.0f}"
+                assert abs(float(ca_f(x)[0]) - e_np) <= 1e-9 * max(1.0, abs(e_np))
+                ca_cell = f"{timed(lambda ca_f=ca_f, x=x: ca_f(x), repeat):.0f}"
         jax_cell = build_jax = "n/a"
         jr = jax_runner(n)
         if jr is not None:
@@ -138,9 +194,9 @@ def main(argv: list[str] | None = None) -> None:
             build_jax = f"{(time.perf_counter() - t) * 1e3:.0f}"
             jax_cell = f"{timed(lambda vg=vg, x=x: vg(x)[1].block_until_ready(), repeat):.0f}"
         print(
-            f"| {n} | {n * (n - 1) // 2} | {ours:.0f} | {base:.0f} | {ours / base:.2f} | {jax_cell} "
-            f"| {build:.0f} "
-            f"| {build_jax} | {p.vg.wasm_bytes} | {len(p.kinds)} |"
+            f"| {n} | {n * (n - 1) // 2} | {ours:.0f} | {base:.0f} | {ours / base:.2f} | {ag_cell} "
+            f"| {ca_cell} | {jax_cell} | {build:.0f} | {build_ca} | {build_jax} "
+            f"| {p.vg.wasm_bytes} | {len(p.kinds)} |"
         )
 
 
