@@ -53,23 +53,30 @@ def _gather(x: Any, rows: Any, r: Any, m: int) -> Any:
 
 
 def energy_function(kinds: Sequence[GoalKind], kind_fns: Sequence[adcore.Fn], n: int) -> adcore.Fn:
-    params = [Vec(n, Real), Real] + [t for k in kinds for t in table_types(k)]
+    """{"energy": the penalized energy, "values": every goal's raw value, one array per kind}.
 
-    def body(x: Any, weight: Any, *tables: Any) -> Any:
+    The values come out of the same pass (one store per goal), so reporting goals needs no second
+    compiled function."""
+    params = [Vec(n, Real), Real] + [t for k in kinds for t in table_types(k)]
+    ret = {"energy": Real, "values": {f"k{k}": Vec(kind.n_rows, Real) for k, kind in enumerate(kinds)}}
+
+    def body(x: Any, weight: Any, *tables: Any) -> dict[str, Any]:
         objective: Any = 0.0
         penalty: Any = 0.0
+        values = {}
         for k, (kind, kf) in enumerate(zip(kinds, kind_fns)):
             rows, consts, active = tables[3 * k : 3 * k + 3]
+            vals = adcore.vec(
+                kind.n_rows,
+                Real,
+                lambda r, kind=kind, kf=kf, rows=rows, consts=consts: kf(
+                    _gather(x, rows, r, kind.n_inputs), consts[r]
+                ),
+            )
+            values[f"k{k}"] = vals
 
-            def term(
-                r: Any,
-                kind: GoalKind = kind,
-                kf: adcore.Fn = kf,
-                rows: Any = rows,
-                consts: Any = consts,
-                active: Any = active,
-            ) -> Any:
-                v = kf(_gather(x, rows, r, kind.n_inputs), consts[r])
+            def term(r: Any, kind: GoalKind = kind, vals: Any = vals, active: Any = active) -> Any:
+                v = vals[r]
                 return active[r] * (v if kind.goal == "objective" else am.max(v, 0.0) ** 2)
 
             total = adcore.sum(kind.n_rows, term)
@@ -77,40 +84,23 @@ def energy_function(kinds: Sequence[GoalKind], kind_fns: Sequence[adcore.Fn], n:
                 objective = objective + total
             else:
                 penalty = penalty + total
-        return objective + weight * penalty
+        return {"energy": objective + weight * penalty, "values": values}
 
-    return fn(params, Real, body, name="energy")
+    return fn(params, ret, body, name="energy")
 
 
 def value_and_grad(energy: adcore.Fn) -> adcore.Fn:
+    """energy, its gradient with respect to x, and the goal values."""
     n = energy.params[0]
+    values_type = dict(energy.ret.fields)["values"]
 
     def body(*ps: Any) -> dict[str, Any]:
         r = vjp(energy, wrt=[0])(*ps)
-        return {"energy": r.ret, "grad": r.grad(1.0)[0]}
+        no_cotangent = {k: adcore.vec(t.n, Real, lambda i: 0.0) for k, t in values_type.fields}
+        grad = r.grad({"energy": 1.0, "values": no_cotangent})[0]
+        return {"energy": r.ret["energy"], "grad": grad, "values": r.ret["values"]}
 
-    return fn(energy.params, {"energy": Real, "grad": n}, body, name="energy_and_grad")
-
-
-def goal_values_function(kinds: Sequence[GoalKind], kind_fns: Sequence[adcore.Fn], n: int) -> adcore.Fn:
-    """Every goal's raw value, one array per kind (tables as for the energy; weight and masks unused)."""
-    params = [Vec(n, Real), Real] + [t for k in kinds for t in table_types(k)]
-    ret = {f"k{k}": Vec(kind.n_rows, Real) for k, kind in enumerate(kinds)}
-
-    def body(x: Any, weight: Any, *tables: Any) -> dict[str, Any]:
-        out = {}
-        for k, (kind, kf) in enumerate(zip(kinds, kind_fns)):
-            rows, consts = tables[3 * k], tables[3 * k + 1]
-            out[f"k{k}"] = adcore.vec(
-                kind.n_rows,
-                Real,
-                lambda r, kind=kind, kf=kf, rows=rows, consts=consts: kf(
-                    _gather(x, rows, r, kind.n_inputs), consts[r]
-                ),
-            )
-        return out
-
-    return fn(params, ret, body, name="goal_values")
+    return fn(energy.params, {"energy": Real, "grad": n, "values": values_type}, body, name="energy_and_grad")
 
 
 def goal_gradients_function(kinds: Sequence[GoalKind], kind_fns: Sequence[adcore.Fn], n: int) -> adcore.Fn:

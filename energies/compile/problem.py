@@ -25,7 +25,6 @@ from ..optimize import GoalValues, StageSpec
 from .energy import (
     energy_function,
     goal_gradients_function,
-    goal_values_function,
     kind_function,
     value_and_grad,
 )
@@ -35,7 +34,6 @@ from .kinds import GoalKind, group_goals
 @dataclass
 class Functions:
     energy_and_grad: adcore.Fn
-    goal_values: adcore.Fn
     goal_gradients: adcore.Fn | None = None
     kind_fns: list[adcore.Fn] | None = None
     warnings: list[str] = field(default_factory=list)  # raised while tracing the kinds
@@ -111,7 +109,6 @@ class CompiledProblem:
             energy = energy_function(self.kinds, kind_fns, self.n_inputs)
             found = Functions(
                 value_and_grad(energy),
-                goal_values_function(self.kinds, kind_fns, self.n_inputs),
                 kind_fns=kind_fns,
                 warnings=list(dict.fromkeys(f"{w.category.__name__}: {w.message}" for w in caught)),
             )
@@ -122,7 +119,6 @@ class CompiledProblem:
         self.trace_seconds = time.perf_counter() - t0
         t1 = time.perf_counter()
         self.vg = Compiled(found.energy_and_grad, time_limit=time_limit)
-        self.gv: Compiled | None = None
         self.time_limit = time_limit
         self._write_tables(self.vg)
         self.wasm_seconds = time.perf_counter() - t1
@@ -163,21 +159,15 @@ class CompiledProblem:
         self.evaluations += 1
         return float(energy), self.vg.outputs[1].copy()
 
-    def _goal_values_instance(self) -> Compiled:
-        if self.gv is None:
-            self.gv = Compiled(self.functions.goal_values, time_limit=self.time_limit)
-            self._write_tables(self.gv)
-        return self.gv
-
     def raw_goal_values(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        gv = self._goal_values_instance()
-        gv.inputs[0][...] = x
-        gv.call_raw(0.0)
+        """Every goal's value at x: one evaluation of the energy, which also writes them out."""
+        self.vg.inputs[0][...] = x
+        self.vg.call_raw(0.0)
         objectives = np.zeros(len(self.objectives))
         constraints = np.zeros(len(self.constraints))
         for k, kind in enumerate(self.kinds):
             target = objectives if kind.goal == "objective" else constraints
-            target[kind.goals] = gv.outputs[k]
+            target[kind.goals] = self.vg.outputs[2 + k]
         return objectives, constraints
 
     def goal_values(self, x: np.ndarray) -> GoalValues:
