@@ -62,7 +62,8 @@ def pipeline_task(trio: TrioSpec, timeout: float | None) -> Row:
 
 def warm_pipeline_task(trio: TrioSpec, timeout: float | None) -> Row:
     """The trio twice in one worker; the row of the second run, whose compiled energy comes from the
-    structure cache (what a service pays for a repeated diagram). `--task registry.runner:warm_pipeline_task`."""
+    structure cache (what a service pays for a repeated diagram).
+    Run with `--task registry.runner:warm_pipeline_task`."""
     from service.pipeline import run_trio, warm_up
 
     warm_up()
