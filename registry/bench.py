@@ -2,16 +2,20 @@
 
     python -m registry.bench --registry DIR --out OUT [--jobs N] [--scheduler ADDRESS]
                              [--only GLOB] [--timeout S] [--penrose-results FILE]
+                             [--run-penrose [--penrose-dir DIR]]
 
 DIR defaults to ``../shared/penrose-registry`` (relative to the working directory, i.e. beside the
 repo root) and the Penrose results to ``penrose-reference/results.jsonl`` beside it. Writes
 ``OUT/results.jsonl`` (one row per trio, as each finishes), ``OUT/svg/<key with / as __>.svg``,
-``OUT/report.md`` and ``OUT/report.html``.
+``OUT/report.md`` and ``OUT/report.html``. With ``--run-penrose`` it also runs Penrose itself (npm
+``@penrose/core`` in Node, see :mod:`registry.penrose_task`) on the same trios after ours, writes
+``OUT/penrose-results.jsonl`` and ``OUT/penrose-svg/``, and compares with those rows instead.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 import json
 import math
@@ -54,11 +58,11 @@ def _json_safe(value: Any) -> Any:
 class ResultStore:
     """Appends rows to ``results.jsonl`` as they arrive; moves each row's SVG text into ``svg/``."""
 
-    def __init__(self, out_dir: Path) -> None:
+    def __init__(self, out_dir: Path, prefix: str = "") -> None:
         self.out_dir = out_dir
-        self.svg_dir = out_dir / "svg"
+        self.svg_dir = out_dir / f"{prefix}svg"
         self.svg_dir.mkdir(parents=True, exist_ok=True)
-        self._file: TextIO = (out_dir / "results.jsonl").open("w", encoding="utf-8")
+        self._file: TextIO = (out_dir / f"{prefix}results.jsonl").open("w", encoding="utf-8")
         self.rows: list[Row] = []
 
     def add(self, row: Row) -> None:
@@ -125,11 +129,12 @@ def run_batch(
     timeout: float | None = None,
     grace: float = DEFAULT_GRACE,
     progress: bool = True,
+    prefix: str = "",
 ) -> list[Row]:
-    """Run ``task`` on every loaded trio (locally or on Dask) and store the rows; unreadable trios
-    become ``compile-error`` rows without running."""
+    """Run ``task`` on every loaded trio (locally or on Dask) and store the rows (in
+    ``{prefix}results.jsonl`` and ``{prefix}svg/``); unreadable trios become ``compile-error`` rows."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    store = ResultStore(out_dir)
+    store = ResultStore(out_dir, prefix)
     bar = Progress(len(entries), progress)
     trios = [e for e in entries if isinstance(e, TrioSpec)]
 
@@ -162,6 +167,8 @@ def _parser() -> argparse.ArgumentParser:
         "--timeout", type=float, default=120.0, help="seconds per trio (default 120; killed after S + grace)"
     )
     p.add_argument("--penrose-results", type=Path, help="Penrose's results.jsonl to compare with")
+    p.add_argument("--run-penrose", action="store_true", help="also run Penrose (Node) on the same trios")
+    p.add_argument("--penrose-dir", type=Path, help="Node runner folder (default registry/penrose_runner)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--task", default="registry.runner:pipeline_task", help="task to run, module:function")
     return p
@@ -201,6 +208,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not entries:
         print(f"error: no registry key in {registry_dir} matches --only {args.only!r}", file=sys.stderr)
         return 2
+    penrose_task = None
+    if args.run_penrose:
+        from registry import penrose_task as penrose
+
+        runner_dir = args.penrose_dir or penrose.RUNNER_DIR
+        try:
+            penrose.ensure_runner_installed(runner_dir)
+        except penrose.PenroseSetupError as err:
+            print(f"error: {err}", file=sys.stderr)
+            return 2
+        penrose_task = functools.partial(penrose.penrose_task, runner_dir=Path(runner_dir).resolve())
     penrose_file = args.penrose_results
     if penrose_file is None:
         guess = Path(registry_dir).resolve().parent / "penrose-reference" / "results.jsonl"
@@ -211,6 +229,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     )  # fmt: skip
     penrose_rows = report.load_rows(penrose_file) if penrose_file else []
     penrose_svg_dir = penrose_file.parent / "svg" if penrose_file else None
+    if penrose_task is not None:
+        penrose_rows = run_batch(
+            entries, args.out, task=penrose_task, jobs=args.jobs, scheduler=args.scheduler,
+            timeout=args.timeout, progress=not args.no_progress, prefix="penrose-",
+        )  # fmt: skip
+        penrose_svg_dir = args.out / "penrose-svg"
     report.write_reports(rows, penrose_rows, args.out, penrose_svg_dir=penrose_svg_dir)
     counts = Counter(row["status"] for row in rows)
     print(f"{len(rows)} trios: " + ", ".join(f"{n} {s}" for s, n in counts.most_common()))
