@@ -2,7 +2,8 @@
 
 Modules, by phase:
     env             the translation: path -> defining expression (override/delete rules, scopes,
-                    path resolution, Penrose's dependency-graph order)
+                    path resolution, Penrose's dependency graph)
+    penrose_order   Immutable.js map iteration order (Penrose's default shape order)
     evaluate        expressions, demand-driven and memoized; unknowns (`?`); paths and indices
     arith           values and Penrose's operators (vectors, matrices, `.*`, `./`, `'`)
     library_bridge  computed functions, constraint/objective names from `energies.library`
@@ -10,6 +11,13 @@ Modules, by phase:
     goals           ensure / encourage / layer statements, implicit onCanvas
     layering        drawing order (Penrose's layering and groups)
     run             evaluate_style(front, style_text, variation, exclude_warnings) -> Diagram
+    errors          located DiagramErrors and Penrose-kind warnings
+
+Values in the Diagram: numbers are floats or `energies.expr.Node`s (when they depend on unknowns);
+vectors, lists, matrices and point lists are Python lists; colors are rgba lists of 4 numbers, or
+`energies.shapes.Color.none()`; path data is a list of `energies.library.paths.PathCmd`; a Group's
+`shapes` is a list of `ShapeInstance`s and its `clipPath` a `ShapeInstance` or None. Shape props
+hold every property of the shape type plus the Style's extra (passthrough) string/number props.
 """
 
 from energies.style.library_bridge import Library

@@ -15,8 +15,10 @@ needed to resolve the expression's own paths later). Penrose's rules apply:
 - a first path component names a selector variable, else an existing namespace, else a field of
   the current scope (the match's local scope, or the namespace a namespace block defines).
 
-`dependency_order` lists paths in the order Penrose's dependency graph first meets them, which fixes
-the order shapes are sampled in and their default drawing order.
+`dependency_graph` lists paths in the order Penrose's dependency graph first meets them, which fixes
+the order shapes are sampled in and their default drawing order (the scopes and fields iterate in
+Penrose's Immutable.js map order, `penrose_order`), and what each path reads, so evaluation can go
+dependencies first.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from energies.lang.frontend import FrontEnd
 from energies.lang.match import CollectionMatch
 from energies.lang.substance_env import SubValue, unique_name
 from energies.shapes import SHAPE_TYPES
-from energies.style.errors import Reporter
+from energies.style.errors import MAX_ERRORS, Reporter
 from energies.style.penrose_order import PenroseMap, int_list_hash
 
 ANON = "$ANON"
@@ -257,20 +259,63 @@ def dependency_keys(source: ExprSource, rep: Reporter) -> Iterator[str]:
             yield ref.key
 
 
-def dependency_order(fields: list[tuple[ObjectRef, FieldSource]], rep: Reporter) -> list[str]:
-    """Path keys in the order Penrose's dependency graph creates its nodes (`fields`: all_fields())."""
+@dataclass
+class DependencyGraph:
+    """Penrose's dependency graph: nodes in creation order, and what each computed node reads."""
+
+    order: list[str]  # every key, in the order Penrose's graph creates its nodes
+    reads: dict[str, list[str]]  # key of a field or set property -> keys it depends on
+    refs: dict[str, ObjectRef]  # key -> path, for fields and set properties
+
+    def evaluation_order(self) -> list[ObjectRef]:
+        """Fields and properties with their dependencies first (iterative depth-first search)."""
+        done: set[str] = set()
+        out: list[ObjectRef] = []
+        for root in self.order:
+            if root in done or root not in self.refs:
+                continue
+            stack: list[tuple[str, int]] = [(root, 0)]
+            done.add(root)
+            while stack:
+                key, i = stack.pop()
+                deps = self.reads.get(key, ())
+                if i < len(deps):
+                    stack.append((key, i + 1))
+                    dep = deps[i]
+                    if dep not in done and dep in self.refs:
+                        done.add(dep)
+                        stack.append((dep, 0))
+                else:
+                    out.append(self.refs[key])
+        return out
+
+
+def dependency_graph(fields: list[tuple[ObjectRef, FieldSource]], rep: Reporter) -> DependencyGraph:
+    """The dependency graph of all fields (`fields` as `Assignment.all_fields()` lists them)."""
     seen: dict[str, None] = {}
+    reads: dict[str, list[str]] = {}
+    refs: dict[str, ObjectRef] = {}
     for ref, source in fields:
         seen.setdefault(ref.key)
+        refs[ref.key] = ref
         if isinstance(source, ShapeSource):
+            prop_keys = []
             for prop, prop_source in source.props.items():
-                seen.setdefault(ObjectRef(ref.scope, ref.field, prop).key)
-                for dep in dependency_keys(prop_source, rep):
+                prop_ref = ObjectRef(ref.scope, ref.field, prop)
+                prop_keys.append(prop_ref.key)
+                refs[prop_ref.key] = prop_ref
+                seen.setdefault(prop_ref.key)
+                deps = list(dependency_keys(prop_source, rep))
+                reads[prop_ref.key] = deps
+                for dep in deps:
                     seen.setdefault(dep)
+            reads[ref.key] = prop_keys
         else:
-            for dep in dependency_keys(source, rep):
+            deps = list(dependency_keys(source, rep))
+            reads[ref.key] = deps
+            for dep in deps:
                 seen.setdefault(dep)
-    return list(seen)
+    return DependencyGraph(list(seen), reads, refs)
 
 
 # ---- building the assignment ----------------------------------------------------------------------
@@ -302,6 +347,8 @@ class _Builder:
             shown = self.block_text(header)
             namespaces = frozenset(self.assignment.namespaces)
             for match_index, match in enumerate(bm.matches):
+                if len(self.errors) >= MAX_ERRORS:
+                    break
                 ctx = self.context(bm.item_index, match_index, header, match, shown, namespaces)
                 if ctx is None:
                     continue

@@ -11,7 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from energies.lang.ast import NOPOS, Pos
-from energies.lang.errors import DiagramError, DiagramWarning
+from energies.lang.errors import DiagramError, DiagramWarning, make_excerpt
+
+MAX_ERRORS = 50  # a mistake repeated in every match of a large diagram is reported this often at most
 
 
 @dataclass
@@ -20,10 +22,16 @@ class Reporter:
 
     text: str
     warnings: list[DiagramWarning] = field(default_factory=list)
+    _lines: list[str] | None = None
 
     def error(self, pos: Pos | None, message: str, kind: str = "Error") -> DiagramError:
         pos = pos or NOPOS
-        return DiagramError.at("style", self.text, pos.line, pos.column, message, kind)
+        if self._lines is None:
+            self._lines = self.text.splitlines()
+        excerpt = ""
+        if 0 < pos.line <= len(self._lines):  # the one source line, not the whole text, per error
+            excerpt = make_excerpt(self._lines[pos.line - 1], 1, pos.column)
+        return DiagramError("style", pos.line, pos.column, message, excerpt, kind)
 
     def warn(self, pos: Pos | None, kind: str, message: str) -> None:
         pos = pos or NOPOS

@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -30,7 +29,7 @@ from energies.lang.errors import DiagramError
 from energies.lang.substance_env import Literal
 from energies.shapes import Canvas, Color
 from energies.shapes.specs import uniform_float
-from energies.style import arith
+from energies.style import arith, goals, shapes
 from energies.style.env import (
     Assignment,
     BlockContext,
@@ -43,20 +42,8 @@ from energies.style.env import (
     resolve_path,
 )
 from energies.style.errors import Reporter, SkipFailed
+from energies.style.goals import Layer, NotAValue
 from energies.style.library_bridge import Library
-
-
-class NotAValue:
-    """What a goal, layering or other non-value statement evaluates to."""
-
-    def __init__(self, what: str) -> None:
-        self.what = what
-
-
-@dataclass
-class Layer:
-    below: str
-    above: str
 
 
 class Evaluator:
@@ -100,8 +87,8 @@ class Evaluator:
         self.active.append(key)
         try:
             value = self.compute(ref, source, pos)
-        except DiagramError:
-            self.failed.add(key)
+        except (DiagramError, SkipFailed):
+            self.failed.add(key)  # reported once; whatever depends on it is skipped
             raise
         finally:
             self.active.pop()
@@ -109,8 +96,6 @@ class Evaluator:
         return value
 
     def compute(self, ref: ObjectRef, source: Any, pos: Pos | None) -> Any:
-        from energies.style import goals, shapes
-
         if source is None:
             raise self.rep.error(pos, f"{ref.field_ref.key} is not defined", "MissingPathError")
         if ref.prop is None:

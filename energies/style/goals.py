@@ -11,11 +11,13 @@ active in every stage.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from energies.diagram import GoalInstance, ShapeInstance, Where
 from energies.lang import style_ast as S
 from energies.style.env import ExprSource, ObjectRef
+from energies.style.library_bridge import check_goal_args
 
 if TYPE_CHECKING:
     from energies.style.evaluate import Evaluator
@@ -23,10 +25,23 @@ if TYPE_CHECKING:
 INLINE_COMPARISONS = {"<": "lessThan", "==": "equal", ">": "greaterThan"}
 
 
+class NotAValue:
+    """What a goal, layering or other non-value statement evaluates to."""
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+
+
+@dataclass
+class Layer:
+    """`below` is drawn before `above` (shape names)."""
+
+    below: str
+    above: str
+
+
 def evaluate_statement(ev: Evaluator, ref: ObjectRef, source: ExprSource) -> Any:
     """The value of a field; goals and layering record themselves and are not values."""
-    from energies.style.evaluate import NotAValue
-
     expr = source.expr
     if isinstance(expr, S.ObjFn | S.ConstrFn):
         ev.goals.append(make_goal(ev, expr, source))
@@ -46,14 +61,14 @@ def make_goal(ev: Evaluator, expr: S.ObjFn | S.ConstrFn, source: ExprSource) -> 
     kind = "constraint" if isinstance(expr, S.ConstrFn) else "objective"
     ev.library.check_goal(kind, name, len(arg_exprs), ev, name_pos)
     args = [ev.eval_value(a, source.ctx) for a in arg_exprs]
+    positions = [getattr(a, "pos", expr.pos) for a in arg_exprs]
+    check_goal_args(name, ev.library.goal_function(kind, name), args, positions, ev)
     ctx_where = source.ctx.where
     where = Where(expr.pos.line, expr.pos.column, ctx_where.block, ctx_where.match)
     return GoalInstance(kind, name, args, tuple(s.value for s in expr.stages), expr.exclude, where)
 
 
 def record_layering(ev: Evaluator, expr: S.Layering, source: ExprSource) -> None:
-    from energies.style.evaluate import Layer
-
     left = _shape(ev, expr.left, source)
     for item in expr.right:
         right = _shape(ev, item, source)

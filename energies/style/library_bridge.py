@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+from energies.diagram import ShapeInstance
 from energies.expr import UnknownBranchError
 from energies.lang.ast import Pos
 from energies.lang.errors import DiagramError
@@ -141,6 +142,47 @@ class Library:
         problem = arity_problem(getattr(fn, "impl", fn), n_args)
         if problem:
             raise ev.rep.error(pos, f"{kind} {name} {problem}", "ArgLengthMismatch")
+
+    def goal_function(self, kind: str, name: str) -> Any:
+        return (self.constraints if kind == "constraint" else self.objectives)[name]
+
+
+# What a goal parameter accepts, by the library's annotation (Penrose's parameter types).
+_GOAL_PARAM_KINDS: dict[str, tuple[str, Callable[[Any], bool]]] = {
+    "Scalar": ("a number", arith.is_number),
+    "Pt": ("a point (vector)", arith.is_vector),
+    "Sequence[Scalar]": ("a vector", arith.is_vector),
+    "Sequence[Pt]": (
+        "a list of points",
+        lambda v: isinstance(v, list) and all(arith.is_vector(p) for p in v),
+    ),
+    "Any": ("a shape", lambda v: isinstance(v, ShapeInstance)),
+    "Sequence[Any]": (
+        "a list of shapes",
+        lambda v: isinstance(v, list) and all(isinstance(s, ShapeInstance) for s in v),
+    ),
+    "bool": ("a boolean", lambda v: isinstance(v, bool)),
+}
+
+
+def check_goal_args(name: str, fn: Any, args: list[Any], positions: list[Pos], ev: Evaluator) -> None:
+    """Each argument of a constraint/objective has the kind its parameter wants (else a located error)."""
+    sig = _signature(getattr(fn, "impl", fn))
+    if sig is None:
+        return
+    for param, arg, pos in zip(sig.parameters.values(), args, positions, strict=False):
+        annotation = (
+            param.annotation
+            if isinstance(param.annotation, str)
+            else getattr(param.annotation, "__name__", "")
+        )
+        expected = _GOAL_PARAM_KINDS.get(annotation)
+        if expected is not None and not expected[1](arg):
+            raise ev.rep.error(
+                pos,
+                f"{name}: argument {param.name} must be {expected[0]}, not {arith.kind_of(arg)}",
+                "BadArgumentTypeError",
+            )
 
 
 def _static_int(param: Any, arg: Any) -> Any:

@@ -32,9 +32,9 @@ from energies.style.env import (
     Scope,
     ShapeSource,
     build_assignment,
-    dependency_order,
+    dependency_graph,
 )
-from energies.style.errors import Reporter
+from energies.style.errors import MAX_ERRORS, Reporter
 from energies.style.evaluate import Evaluator
 from energies.style.goals import on_canvas_goals
 from energies.style.library_bridge import Library
@@ -93,8 +93,8 @@ def evaluate_style(
     width, height = canvas_size(assignment, rep)
     canvas = Canvas(width, height)
     fields = list(assignment.all_fields())
-    order = dependency_order(fields, rep)
-    rank = {key: i for i, key in enumerate(order)}
+    graph = dependency_graph(fields, rep)
+    rank = {key: i for i, key in enumerate(graph.order)}
     fields.sort(key=lambda item: rank[item[0].key])
     rng = rng_for(variation)
     defaults = {
@@ -105,11 +105,13 @@ def evaluate_style(
     ev = Evaluator(assignment, rep, canvas, rng, library or Library(), defaults)
     errors: list[DiagramError] = []
     with deep_recursion():
-        for ref, _ in fields:
+        for ref in graph.evaluation_order():  # dependencies first, so recursion stays shallow
             try:
                 ev.eval_field(ref)
             except DiagramError as e:
                 errors.append(e)
+                if len(errors) >= MAX_ERRORS:
+                    break
     raise_all(errors)
 
     all_shapes = [ev.shapes[ref.key] for ref, source in fields if isinstance(source, ShapeSource)]

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
+
+from energies.lang.errors import DiagramError
 from energies.style.layering import Graph, layer_order
 
 from .conftest import build, shape
@@ -114,3 +117,20 @@ def test_layering_between_groups_orders_the_groups():
     # a shape and its own group: the edge is a loop, hence a cycle (as in Penrose)
     _, cyclic = layer_order(["G1", "a"], [("G1", "a")], {"a": ["G1"]})
     assert cyclic
+
+
+def test_goal_arguments_are_checked_against_the_library_parameter_kinds():
+    for goal, column, text in [
+        ("ensure lessThan(x.icon, 2)", 19, "argument x must be a number, not shape Circle"),
+        ("ensure disjoint(x.icon, 3)", 27, "argument s2 must be a shape"),
+        ("ensure perpendicular((1, 2), 2, (3, 4))", 32, "argument p must be a vector, not FloatV"),
+    ]:
+        with pytest.raises(DiagramError) as info:
+            build(
+                "forall Set x {\n  x.icon = Circle { }\n  " + goal + "\n}\n",
+                substance="Set A\n",
+                library=None,
+            )
+        e = info.value
+        assert (e.kind, e.line, e.column) == ("BadArgumentTypeError", 7, column), str(e)
+        assert text in e.message

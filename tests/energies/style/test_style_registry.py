@@ -10,6 +10,7 @@ the order checks Penrose's default ordering (Immutable.js map order) and its lay
 from __future__ import annotations
 
 import contextlib
+import json
 import random
 import re
 from dataclasses import dataclass
@@ -31,6 +32,7 @@ PATH_TITLE = re.compile(r"^(`[^`]+`|\d+:\d+|[A-Za-z_][A-Za-z_0-9]*)\.[A-Za-z_$][
 class Outcome:
     names: list[str] | None  # drawn shape names, or None when the trio did not build
     error: str = ""
+    goals: tuple[int, int] = (0, 0)  # constraints (onCanvas included), objectives
 
 
 def drawn_names(shapes: list[ShapeInstance]) -> list[str]:
@@ -60,7 +62,8 @@ def outcomes(registry: list[Trio]) -> dict[str, Outcome]:
         except DiagramError as e:
             out[trio.key] = Outcome(None, f"{e.kind}: {e.message}")
             continue
-        out[trio.key] = Outcome(drawn_names(d.shapes))
+        n_constraints = sum(g.kind == "constraint" for g in d.goals)
+        out[trio.key] = Outcome(drawn_names(d.shapes), goals=(n_constraints, len(d.goals) - n_constraints))
     return out
 
 
@@ -90,6 +93,23 @@ def test_drawn_shapes_match_penrose_reference(outcomes: dict[str, Outcome]):
             mismatched[key] = (len(outcome.names), len(expected), at)
     assert compared >= MIN_BUILT - 1
     assert not mismatched, mismatched
+
+
+def test_goal_counts_match_penrose(outcomes: dict[str, Outcome]):
+    """Penrose's results.jsonl counts its constraints (implicit onCanvas included) and objectives."""
+    results = REFERENCE_SVG.parent / "results.jsonl"
+    if not results.exists():
+        pytest.skip("Penrose reference results not found")
+    reference = {r["key"]: r for r in map(json.loads, results.read_text().splitlines())}
+    compared, wrong = 0, {}
+    for key, outcome in outcomes.items():
+        r = reference.get(key)
+        if outcome.names is None or r is None or r["status"] == "compile-error":
+            continue
+        compared += 1
+        if outcome.goals != (r["nConstraints"], r["nObjectives"]):
+            wrong[key] = (outcome.goals, (r["nConstraints"], r["nObjectives"]))
+    assert compared >= MIN_BUILT and not wrong, wrong
 
 
 def _mutations(style: str, rng: random.Random) -> list[str]:

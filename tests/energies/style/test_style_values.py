@@ -163,7 +163,7 @@ def test_real_library_function_runs():
         ("v = [1, 2]\n  ensure equal(v[0.5], 1)", "BadIndexError", 7, 18, "whole number"),
         ('v = [1, "a"]', "BadElementError", 6, 8, "list element 1"),
         ("ensure equal(x, 1)", "PathToSubstanceError", 6, 16, "Substance object"),
-        ("a = b\n  b = a", "CyclicAssignmentError", 7, 7, "depend on each other"),
+        ("a = b\n  b = a", "CyclicAssignmentError", 6, 7, "depend on each other"),
         ("ensure lessThan(1)", "ArgLengthMismatch", 6, 10, "expects 2 argument"),
         ("ensure bogus(1)", "InvalidConstraintNameError", 6, 10, "unknown constraint bogus"),
         ("encourage lessThan(1, 2)", "InvalidObjectiveNameError", 6, 13, "use ensure"),
