@@ -15,11 +15,47 @@ Semantics are unchanged (the interpreter gives identical results before and afte
 
 from __future__ import annotations
 
+from typing import Any
+
 from .dce import dce_function
 from .ir import Atom, Block, Eqn, Function, Lit, Var
 from .types import Int, Real, RefT, VecT
 
 INLINE_LIMIT = 60
+# single-output instructions whose value depends only on their arguments (arrays are immutable)
+PURE = frozenset(
+    {
+        "add",
+        "sub",
+        "mul",
+        "div",
+        "neg",
+        "abs",
+        "min",
+        "max",
+        "sqrt",
+        "floor",
+        "ceil",
+        "trunc",
+        "copysign",
+        "zmul",
+        "zdiv",
+        "idiv",
+        "imod",
+        "lt",
+        "le",
+        "gt",
+        "ge",
+        "eq",
+        "ne",
+        "and",
+        "or",
+        "not",
+        "i2f",
+        "select",
+        "index",
+    }
+)
 UNROLL_LIMIT = 8
 
 
@@ -52,6 +88,7 @@ class Simplifier:
         self.f = f
         self.sub: dict[Var, Atom] = {}
         self.vec_lits: dict[Var, tuple[Atom, ...]] = {}
+        self.known: list[dict[tuple[Any, ...], Var]] = [{}]  # value numbering, one scope per block
 
     def atom(self, a: Atom) -> Atom:
         while isinstance(a, Var) and a in self.sub:
@@ -60,9 +97,22 @@ class Simplifier:
 
     def block(self, b: Block, in_loop: bool) -> Block:
         out: list[Eqn] = []
+        self.known.append({})  # values computed in this block are not visible after it
         for e in b.eqns:
             self.eqn(e, in_loop, out)
+        self.known.pop()
         return Block(b.params, tuple(out), tuple(self.atom(r) for r in b.results))
+
+    def reuse(self, prim: str, args: tuple[Atom, ...], out: Var) -> bool:
+        """Common subexpressions: a pure scalar instruction already computed in scope is reused."""
+        key = (prim, *(("v", a.id) if isinstance(a, Var) else ("l", a.val, a.ty.name) for a in args))
+        for scope in reversed(self.known):
+            found = scope.get(key)
+            if found is not None:
+                self.sub[out] = found
+                return True
+        self.known[-1][key] = out
+        return False
 
     def eqn(self, e: Eqn, in_loop: bool, out: list[Eqn]) -> None:
         args = tuple(self.atom(a) for a in e.args)
@@ -84,6 +134,8 @@ class Simplifier:
                 self.unroll(e, out)
                 return
             out.append(Eqn(e.outs, "for", args, {**e.params, "body": self.block(body, in_loop=True)}))
+            return
+        if e.prim in PURE and self.reuse(e.prim, args, e.outs[0]):
             return
         new = Eqn(e.outs, e.prim, args, e.params)
         if e.prim == "vec":
