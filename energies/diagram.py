@@ -85,3 +85,4 @@ class Diagram:
     stages: list[str] = field(default_factory=lambda: [""])  # `layout = [...]`, or one unnamed stage
     warnings: list[str] = field(default_factory=list)
     variation: str = ""
+    cache: dict[str, Any] = field(default_factory=dict, repr=False)  # derived data (e.g. goal kinds)

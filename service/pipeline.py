@@ -11,7 +11,9 @@ place; a layout that fails raises `LayoutError` naming its cause.
 from __future__ import annotations
 
 import sys
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,6 +30,32 @@ from energies.shapes import SHAPE_TYPES, Canvas, Color, PropType, Shape
 from .render import render_svg
 
 RECURSION_LIMIT = 20_000
+
+
+class DiagramCache:
+    """The diagrams built from the last requests (thread-safe LRU): a repeated trio and seed skips the
+    Style evaluation. Diagrams are not changed by layouts, so they can be shared."""
+
+    def __init__(self, size: int = 32):
+        self.size = size
+        self.items: OrderedDict[Any, Diagram] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def get(self, key: Any) -> Diagram | None:
+        with self.lock:
+            found = self.items.get(key)
+            if found is not None:
+                self.items.move_to_end(key)
+            return found
+
+    def put(self, key: Any, diagram: Diagram) -> None:
+        with self.lock:
+            self.items[key] = diagram
+            while len(self.items) > self.size:
+                self.items.popitem(last=False)
+
+
+DIAGRAMS = DiagramCache()
 
 
 class LayoutError(Exception):
@@ -144,7 +172,11 @@ def render_trio(
     # compiler walks them recursively, and Python 3.11 frames cost no C stack.
     sys.setrecursionlimit(max(sys.getrecursionlimit(), RECURSION_LIMIT))
     t0 = time.perf_counter()
-    diagram = build_diagram(domain, substance, style, variation, tuple(exclude_warnings))
+    key = (domain, substance, style, variation, tuple(exclude_warnings))
+    diagram = DIAGRAMS.get(key)
+    if diagram is None:
+        diagram = build_diagram(domain, substance, style, variation, tuple(exclude_warnings))
+        DIAGRAMS.put(key, diagram)
     try:
         problem = compile_problem(diagram, time_limit=time_limit)
     except WasmTrap as e:

@@ -96,9 +96,12 @@ class CompiledProblem:
         self.constraints = [g for g in diagram.goals if g.kind == "constraint"]
         self.objective_names = GoalNames(self.objectives)
         self.constraint_names = GoalNames(self.constraints)
-        self.kinds: list[GoalKind] = group_goals(self.objectives, "objective") + group_goals(
-            self.constraints, "constraint"
-        )
+        kinds = diagram.cache.get("kinds")
+        if kinds is None:  # a diagram reused by a repeated request keeps its tables
+            kinds = diagram.cache["kinds"] = group_goals(self.objectives, "objective") + group_goals(
+                self.constraints, "constraint"
+            )
+        self.kinds: list[GoalKind] = kinds
         key = (self.n_inputs, tuple(k.structure() for k in self.kinds))
         found = cache.get(key) if cache is not None else None
         self.cache_hit = found is not None
