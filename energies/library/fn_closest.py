@@ -32,16 +32,9 @@ from .fn_ops import (
     vnorm,
     vsub,
 )
-from .geometry import RECTLIKE, ShapeQueryError, prop
-
-
-def _pt(v: Vector) -> list:
-    return [v[0], v[1]]
-
-
-def _kind_error(fn: str, s: Shape) -> ShapeQueryError:
-    return ShapeQueryError(f"{fn}: shape kind {getattr(s, 'kind', type(s).__name__)} is not supported")
-
+from .geometry import RECTLIKE, prop
+from .geometry import point2 as _pt
+from .geometry import unsupported_kind as _kind_error
 
 # -- closest points -------------------------------------------------------------------------------------
 

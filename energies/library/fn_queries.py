@@ -43,15 +43,9 @@ from .fn_ops import (
     vsub,
 )
 from .fn_ops import rot90 as _rot90
-from .geometry import RECTLIKE, ShapeQueryError, polygon_like_points, prop
-
-
-def _pt(v: Any) -> list:
-    return [v[0], v[1]]
-
-
-def _kind_error(fn: str, s: Shape) -> ShapeQueryError:
-    return ShapeQueryError(f"{fn}: shape kind {getattr(s, 'kind', type(s).__name__)} is not supported")
+from .geometry import RECTLIKE, polygon_like_points, prop
+from .geometry import point2 as _pt
+from .geometry import unsupported_kind as _kind_error
 
 
 def _rect_of_rectlike(s: Shape) -> list:

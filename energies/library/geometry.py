@@ -281,3 +281,12 @@ def __getattr__(name: str) -> Any:
 
         return getattr(importlib.import_module(f"{__package__}.{_REEXPORTS[name]}"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def point2(v: Any) -> list[Any]:
+    """The first two coordinates of a point, as a list."""
+    return [v[0], v[1]]
+
+
+def unsupported_kind(fn: str, s: Any) -> ShapeQueryError:
+    return ShapeQueryError(f"{fn}: shape kind {getattr(s, 'kind', type(s).__name__)} is not supported")
