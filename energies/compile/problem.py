@@ -121,7 +121,10 @@ class CompiledProblem:
         diagram.warnings.extend(w for w in found.warnings if w not in diagram.warnings)
         self.trace_seconds = time.perf_counter() - t0
         t1 = time.perf_counter()
-        self.vg = Compiled(found.energy_and_grad, time_limit=time_limit)
+        for kind in self.kinds:  # our own tables: checked once here instead of at every gather
+            if kind.rows_in.size and not (kind.rows_in.min() >= 0 and kind.rows_in.max() < self.n_inputs):
+                raise ValueError(f"goal table of {kind.name} indexes outside the {self.n_inputs} unknowns")
+        self.vg = Compiled(found.energy_and_grad, time_limit=time_limit, bounds_checks=False)
         self.time_limit = time_limit
         self._write_tables(self.vg)
         self.wasm_seconds = time.perf_counter() - t1
