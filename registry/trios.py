@@ -33,6 +33,7 @@ class TrioSpec:
     variation: str
     exclude_warnings: tuple[str, ...]
     base_dir: Path  # the trio file's folder: Style resources (images) resolve against it
+    style_dirs: tuple[Path, ...] = ()  # the folders of its Style files, where shared Styles keep images
 
 
 def svg_name(key: str) -> str:
@@ -89,6 +90,7 @@ def load_trio(trio_file: Path, *, key: str, name: str | None = None) -> TrioSpec
         variation=variation,
         exclude_warnings=tuple(warnings),
         base_dir=trio_file.parent.resolve(),
+        style_dirs=tuple(dict.fromkeys((trio_file.parent / s).resolve().parent for s in styles)),
     )
 
 

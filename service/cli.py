@@ -36,10 +36,11 @@ class Inputs:
     style: str
     variation: str
     exclude_warnings: tuple[str, ...]
-    base_dir: Path  # local images resolve inside this folder only
+    base_dir: Path  # local images resolve inside this folder (or a Style file's folder) only
     # where each program came from, to name real files in error messages:
     # source -> [(path, first line of that file within the program text)]
     files: dict[str, list[tuple[str, int]]]
+    style_dirs: tuple[Path, ...] = ()
 
 
 def read_text(path: Path, what: str) -> str:
@@ -101,6 +102,7 @@ def from_trio_file(path: Path) -> Inputs:
     )
     inputs.exclude_warnings = tuple(exclude)
     inputs.base_dir = base.resolve()
+    inputs.style_dirs = tuple(dict.fromkeys((base / s).resolve().parent for s in styles))
     return inputs
 
 
@@ -188,7 +190,7 @@ def cmd_render(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
             inputs.variation,
             inputs.exclude_warnings,
             time_limit=args.time_limit,
-            resolve_image=trio_image_resolver(inputs.base_dir),
+            resolve_image=trio_image_resolver(inputs.base_dir, *inputs.style_dirs),
             on_progress=progress_printer(sys.stderr) if tty else None,
         )
     except DiagramError as e:

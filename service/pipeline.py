@@ -260,22 +260,25 @@ def convert(t: PropType, v: Any, x: np.ndarray, memo: dict[int, Any]) -> Any:
 # -- the registry harness's task ----------------------------------------------------------------------
 
 
-def trio_image_resolver(base_dir: Any) -> ImageResolver:
-    """Local images of a trio file, inlined as data URIs; only files inside the trio's own folder."""
+def trio_image_resolver(base_dir: Any, *style_dirs: Any) -> ImageResolver:
+    """Local images of a trio file, inlined as data URIs. An href resolves against the trio's folder,
+    then the folders of its Style files (Penrose's registry keeps images beside shared Styles), and
+    only to a file inside that folder: no `..` escape, no absolute paths."""
     import base64
     import mimetypes
     from pathlib import Path
 
-    root = Path(base_dir).resolve()
+    roots = list(dict.fromkeys(Path(d).resolve() for d in (base_dir, *style_dirs)))
 
     def resolve(href: str) -> str | None:
         if ":" in href.split("/")[0] or href.startswith(("/", "data:")):
             return None  # URLs, data URIs and absolute paths pass through untouched
-        path = (root / href).resolve()
-        if root not in path.parents or not path.is_file():
-            return None
-        mime = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
-        return f"data:{mime};base64,{base64.b64encode(path.read_bytes()).decode('ascii')}"
+        for root in roots:
+            path = (root / href).resolve()
+            if root in path.parents and path.is_file():
+                mime = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+                return f"data:{mime};base64,{base64.b64encode(path.read_bytes()).decode('ascii')}"
+        return None
 
     return resolve
 
@@ -294,7 +297,7 @@ def run_trio(trio: Any, *, variation: str | None = None, timeout: float | None =
             variation if variation is not None else trio.variation,
             trio.exclude_warnings,
             time_limit=timeout or 60.0,
-            resolve_image=trio_image_resolver(trio.base_dir),
+            resolve_image=trio_image_resolver(trio.base_dir, *trio.style_dirs),
         )
     except DiagramError as e:
         return {

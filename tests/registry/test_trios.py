@@ -46,7 +46,15 @@ def test_style_list_is_joined_and_paths_are_relative_to_the_trio(tmp_path: Path)
     )
     trio = load_trio(path, key="dom/sub/t", name="T")
     assert trio == TrioSpec(
-        "dom/sub/t", "T", "D", "S", "A\nB", "Seed1", ("BBoxApproximationWarning",), path.parent
+        "dom/sub/t",
+        "T",
+        "D",
+        "S",
+        "A\nB",
+        "Seed1",
+        ("BBoxApproximationWarning",),
+        path.parent,
+        (path.parent.parent.resolve(), path.parent.resolve()),  # each Style file's folder, in order
     )
     single = write_trio(tmp_path, "u", {"substance": "s", "style": "a.style", "domain": "d"},
                         {"s": "S", "a.style": "A", "d": "D"})  # fmt: skip

@@ -61,7 +61,7 @@ def render(key: str):
             trio.variation,
             trio.exclude_warnings,
             time_limit=60.0,
-            resolve_image=trio_image_resolver(trio.base_dir),
+            resolve_image=trio_image_resolver(trio.base_dir, *trio.style_dirs),
         )
 
 
@@ -111,3 +111,17 @@ def test_same_seed_same_svg_bytes_in_another_process(renderings, tmp_path) -> No
 def _texts(key: str) -> tuple[str, str, str]:
     trio = load_trio(REGISTRY / f"{key}.trio.json", key=key)
     return trio.domain, trio.substance, trio.style
+
+
+def test_images_resolve_beside_the_trio_or_its_styles_and_nowhere_else(tmp_path) -> None:
+    shared_style_dir = tmp_path / "family"
+    trio_dir = shared_style_dir / "trios"
+    trio_dir.mkdir(parents=True)
+    (shared_style_dir / "background.svg").write_text("<svg/>")
+    (tmp_path / "secret.svg").write_text("<svg>secret</svg>")
+    resolve = trio_image_resolver(trio_dir, shared_style_dir)
+    assert resolve("background.svg").startswith("data:image/svg+xml;base64,")
+    assert resolve("../secret.svg") is None  # no escape from either folder
+    assert resolve(str(tmp_path / "secret.svg")) is None  # no absolute paths
+    assert resolve("https://example.org/a.png") is None  # URLs pass through as given
+    assert trio_image_resolver(trio_dir)("background.svg") is None
