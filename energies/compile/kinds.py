@@ -56,7 +56,7 @@ class GoalKind:
     signature: int
     n_inputs: int
     n_consts: int
-    goals: list[int] = field(default_factory=list)  # index of each row's goal among its class
+    goals: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # each row's goal, in its class
     rows_in: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), np.int32))
     rows_c: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
 
@@ -71,52 +71,71 @@ class GoalKind:
 def group_goals(goals: Sequence[GoalInstance], goal: str) -> list[GoalKind]:
     """Kinds of the goals of one class ("constraint" or "objective"), in order of first appearance.
 
-    Hot for large diagrams, so the work per goal is a few dictionary lookups: every distinct
-    argument (a shape shared by a thousand goals, a number) is abstracted once, and the tables are
-    assembled with numpy from per-argument slot arrays.
+    Hot for large diagrams (all pairs of 1,000 shapes are 500,000 goals), so the per-goal work is
+    done by numpy: goals are first split by (name, number of arguments); every distinct argument
+    object (a shape shared by a thousand goals) is abstracted once; rows of argument signatures are
+    grouped with `np.unique`; tables are gathered from per-argument slot arrays.
     """
-    arg_ids: dict[int, int] = {}  # id of an argument object (alive as long as its goal) -> number
-    arg_sigs: list[Sig] = []
-    sig_ids: list[int] = []
-    memo: dict[int, Any] = {}
-    groups: dict[tuple[Any, ...], tuple[GoalInstance, list[int], list[tuple[int, ...]]]] = {}
+    by_shape: dict[tuple[str, int], list[int]] = {}
     for k, g in enumerate(goals):
-        numbers = []
-        for a in g.args:
-            n = arg_ids.get(id(a))
-            if n is None:
-                n = arg_ids[id(a)] = len(arg_sigs)
-                sig = signature(a, props_of, memo)
-                arg_sigs.append(sig)
-                sig_ids.append(sig[0])
-            numbers.append(n)
-        key = (g.name, *[sig_ids[a] for a in numbers])
-        group = groups.get(key)
-        if group is None:
-            group = groups[key] = (g, [], [])
-        group[1].append(k)
-        group[2].append(numbers)  # type: ignore[arg-type]
-    kinds = []
-    for key, (rep, members, numbers) in groups.items():
-        table = np.array(numbers, dtype=np.int64).reshape(len(members), len(rep.args))
-        ins = [_slots(arg_sigs, table[:, pos], 1, np.int32) for pos in range(table.shape[1])]
-        cs = [_slots(arg_sigs, table[:, pos], 2, np.float64) for pos in range(table.shape[1])]
-        rows_in = np.concatenate(ins, axis=1) if ins else np.zeros((len(members), 0), np.int32)
-        rows_c = np.concatenate(cs, axis=1) if cs else np.zeros((len(members), 0))
-        kinds.append(
-            GoalKind(
-                goal,
-                rep.name,
-                rep,
-                hash(key),
-                rows_in.shape[1],
-                rows_c.shape[1],  # type: ignore[arg-type]
-                members,
-                np.ascontiguousarray(rows_in, np.int32),
-                np.ascontiguousarray(rows_c),
+        by_shape.setdefault((g.name, len(g.args)), []).append(k)
+    memo: dict[int, Any] = {}  # signatures by object identity, shared by all groups
+    found: list[tuple[int, GoalKind]] = []  # (first goal, kind)
+    for (name, n_args), members in by_shape.items():
+        args = [a for k in members for a in goals[k].args]
+        # objects are alive (their goals hold them), so their ids identify them
+        ids = np.fromiter((id(a) for a in args), dtype=np.uint64, count=len(args))
+        distinct_ids, first_use, numbering = np.unique(ids, return_index=True, return_inverse=True)
+        arg_sigs: list[Sig] = [signature(args[int(i)], props_of, memo) for i in first_use]
+        table = numbering.reshape(len(members), n_args).astype(np.int64)
+        sig_of = np.array([s[0] for s in arg_sigs], dtype=np.int64)
+        signatures = sig_of[table]
+        if n_args:
+            distinct, first, inverse = np.unique(signatures, axis=0, return_index=True, return_inverse=True)
+        else:
+            distinct, first, inverse = (
+                np.zeros((1, 0)),
+                np.zeros(1, np.int64),
+                np.zeros(len(members), np.int64),
             )
-        )
-    return kinds
+        inverse = inverse.reshape(-1)
+        member_array = np.asarray(members)
+        for group in range(len(distinct)):
+            rows = np.flatnonzero(inverse == group)
+            found.append(
+                (
+                    int(member_array[first[group]]),
+                    _kind(goal, name, goals, member_array[rows], table[rows], arg_sigs),
+                )
+            )
+    return [kind for _, kind in sorted(found, key=lambda pair: pair[0])]
+
+
+def _kind(
+    goal: str,
+    name: str,
+    goals: Sequence[GoalInstance],
+    members: np.ndarray,
+    table: np.ndarray,
+    arg_sigs: list[Sig],
+) -> GoalKind:
+    rep = goals[int(members[0])]
+    ins = [_slots(arg_sigs, table[:, pos], 1, np.int32) for pos in range(table.shape[1])]
+    cs = [_slots(arg_sigs, table[:, pos], 2, np.float64) for pos in range(table.shape[1])]
+    rows_in = np.concatenate(ins, axis=1) if ins else np.zeros((len(members), 0), np.int32)
+    rows_c = np.concatenate(cs, axis=1) if cs else np.zeros((len(members), 0))
+    signature_id = hash((name, *(arg_sigs[int(a)][0] for a in table[0])))
+    return GoalKind(
+        goal,  # type: ignore[arg-type]
+        name,
+        rep,
+        signature_id,
+        rows_in.shape[1],
+        rows_c.shape[1],
+        members.astype(np.int64),
+        np.ascontiguousarray(rows_in, np.int32),
+        np.ascontiguousarray(rows_c),
+    )
 
 
 def _slots(sigs: list[Sig], column: np.ndarray, part: int, dtype: Any) -> np.ndarray:

@@ -205,15 +205,9 @@ class CompiledProblem:
 
 def _active(goals: list[GoalInstance], stage: str) -> np.ndarray:
     """Which goals take part in a stage (one decision per distinct stage annotation)."""
-    decided: dict[tuple[tuple[str, ...], bool], bool] = {}
-    out = np.empty(len(goals), dtype=bool)
-    for k, g in enumerate(goals):
-        key = (g.stages, g.exclude)
-        flag = decided.get(key)
-        if flag is None:
-            flag = decided[key] = g.active_in(stage)
-        out[k] = flag
-    return out
+    annotations = [(g.stages, g.exclude) for g in goals]
+    decided = {key: (stage in key[0]) != key[1] for key in set(annotations)}
+    return np.fromiter((decided[key] for key in annotations), dtype=bool, count=len(goals))
 
 
 def compile_problem(diagram: Diagram, **options: Any) -> CompiledProblem:
