@@ -27,7 +27,7 @@ class Builder:
 
     # -- emission -------------------------------------------------------------------------------
     def emit(self, prim: str, args: Sequence[Atom], **params: Any) -> tuple[Var, ...]:
-        types = tuple(a.ty for a in args)
+        types = tuple([a.ty for a in args])
         if params:
             out_types = result_types(prim, types, params)
         else:  # most instructions: a scalar primitive, typed once per signature
@@ -35,7 +35,7 @@ class Builder:
             out_types = _TYPED.get(key)  # type: ignore[assignment]
             if out_types is None:
                 out_types = _TYPED[key] = result_types(prim, types, params)
-        outs = tuple(Var(t) for t in out_types)
+        outs = (Var(out_types[0]),) if len(out_types) == 1 else tuple([Var(t) for t in out_types])
         self.blocks[-1].append(Eqn(outs, prim, tuple(args), params))
         return outs
 

@@ -65,6 +65,15 @@ def jvp_function(f: Function, wrt: tuple[bool, ...] | None = None) -> Function:
     return g
 
 
+class _RealLeaves(dict):  # type -> whether values of that type carry tangents, memoized
+    def __missing__(self, ty: Type) -> bool:
+        self[ty] = value = is_real_leaf(ty) if not isinstance(ty, RefT) else False
+        return value
+
+
+_REAL_OUT = _RealLeaves()
+
+
 class JvpState:
     def __init__(self) -> None:
         self.b = Builder()
@@ -91,7 +100,7 @@ class JvpState:
                 pairs = (self.loop if e.prim == "for" else self.accum)(e, args, tangents)
             elif e.prim == "call":
                 pairs = self.call(e, args, tangents)
-            elif all(dt is None for dt in tangents) or not any(is_real_leaf(o.ty) for o in e.outs):
+            elif tangents.count(None) == len(tangents) or not _REAL_OUT[e.outs[0].ty]:
                 pairs = [(o, None) for o in self.b.emit(e.prim, args, **e.params)]
             else:
                 pairs = JVP[e.prim](self, e, args, tangents)

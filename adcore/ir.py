@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from .types import Bool, Int, Real, RefT, Scalar, Type, VecT
@@ -57,12 +57,22 @@ def atom_type(a: Atom) -> Type:
     return a.ty
 
 
-@dataclass(frozen=True, eq=False)
 class Eqn:
-    outs: tuple[Var, ...]
-    prim: str
-    args: tuple[Atom, ...]
-    params: dict[str, Any] = field(default_factory=dict)
+    """outs = prim(args; params). Immutable by convention (a plain class: one is made per
+    instruction emitted, and frozen dataclasses are slow to construct)."""
+
+    __slots__ = ("outs", "prim", "args", "params")
+
+    def __init__(
+        self, outs: tuple[Var, ...], prim: str, args: tuple[Atom, ...], params: dict[str, Any] | None = None
+    ):
+        self.outs = outs
+        self.prim = prim
+        self.args = args
+        self.params = {} if params is None else params
+
+    def __repr__(self) -> str:
+        return f"Eqn({self.outs!r} = {self.prim}{self.args!r})"
 
 
 @dataclass(frozen=True, eq=False)
