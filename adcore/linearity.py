@@ -55,52 +55,62 @@ class Linearity:
         assert f.body is not None
         self.f = f
         self.linear: set[Var] = {p for p, m in zip(f.body.params, mask) if m}
+        self.linear_eqns: set[int] = set()  # ids of equations that read or make a linear value
         self.block(f.body)
 
     def is_linear(self, a: Atom) -> bool:
-        return isinstance(a, Var) and a in self.linear
+        return a in self.linear if type(a) is Var else False
 
     def eqn_is_linear(self, e: Eqn) -> bool:
-        return (
-            any(self.is_linear(a) for a in e.args)
-            or any(o in self.linear for o in e.outs)
-            or (e.prim == "for" and self.loop_touches_linear(e.params["body"]))
-        )
+        return id(e) in self.linear_eqns
 
     def loop_touches_linear(self, body: Block) -> bool:
-        return any(self.eqn_is_linear(e) for e in body.eqns)
+        return any(id(e) in self.linear_eqns for e in body.eqns)
 
-    def block(self, block: Block) -> None:
+    def block(self, block: Block) -> bool:
+        """Analyze a block; whether any of its equations is linear."""
+        touched = False
+        linear = self.linear
         for e in block.eqns:
-            lin_args = [self.is_linear(a) for a in e.args]
-            if e.prim == "for":
-                body: Block = e.params["body"]
-                self.block(body)
-                _, *refs = body.params
-                flags = [self.is_linear(r) for r in body.results] + [r in self.linear for r in refs]
-                self.linear.update(o for o, m in zip(e.outs, flags) if m)
-            elif e.prim == "call":
-                if any(lin_args):
-                    g = e.params["fn"]
-                    mask = call_mask(g, lin_args, self.f.name)
-                    self.linear.update(o for o, m in zip(e.outs, call_out_mask(g, mask)) if m)
-            elif any(lin_args):
-                allowed = LINEAR_POSITIONS.get(e.prim)
-                bad = allowed is None or (
-                    allowed and any(m and k not in allowed for k, m in enumerate(lin_args))
+            lin_args = [a in linear if type(a) is Var else False for a in e.args]
+            self.equation(e, lin_args)
+            if (
+                True in lin_args
+                or any(o in linear for o in e.outs)
+                or (e.prim == "for" and self.loop_touches_linear(e.params["body"]))
+            ):
+                self.linear_eqns.add(id(e))
+                touched = True
+        return touched
+
+    def equation(self, e: Eqn, lin_args: list[bool]) -> None:
+        """Propagate linearity through one equation; refuse nonlinear uses of tangents."""
+        if e.prim == "for":
+            body: Block = e.params["body"]
+            self.block(body)
+            _, *refs = body.params
+            flags = [self.is_linear(r) for r in body.results] + [r in self.linear for r in refs]
+            self.linear.update(o for o, m in zip(e.outs, flags) if m)
+        elif e.prim == "call":
+            if any(lin_args):
+                g = e.params["fn"]
+                mask = call_mask(g, lin_args, self.f.name)
+                self.linear.update(o for o, m in zip(e.outs, call_out_mask(g, mask)) if m)
+        elif any(lin_args):
+            allowed = LINEAR_POSITIONS.get(e.prim)
+            bad = allowed is None or (allowed and any(m and k not in allowed for k, m in enumerate(lin_args)))
+            if e.prim in ("mul", "zmul") and all(lin_args):
+                raise LinearityError(f"in {self.f.name}: a product of two tangents is not linear")
+            if bad:
+                raise LinearityError(
+                    f"in {self.f.name}: {e.prim} applied to a tangent; a derivative must be linear in "
+                    "its tangents (a custom jvp may only add, subtract, negate, select tangents and "
+                    "scale them by primal values)"
                 )
-                if e.prim in ("mul", "zmul") and all(lin_args):
-                    raise LinearityError(f"in {self.f.name}: a product of two tangents is not linear")
-                if bad:
-                    raise LinearityError(
-                        f"in {self.f.name}: {e.prim} applied to a tangent; a derivative must be linear in "
-                        "its tangents (a custom jvp may only add, subtract, negate, select tangents and "
-                        "scale them by primal values)"
-                    )
-                if e.prim == "accum":
-                    self.linear.add(e.args[0])  # type: ignore[arg-type]
-                else:
-                    self.linear.update(e.outs)
+            if e.prim == "accum":
+                self.linear.add(e.args[0])  # type: ignore[arg-type]
+            else:
+                self.linear.update(e.outs)
 
 
 def free_vars(block: Block) -> list[Var]:
