@@ -168,10 +168,7 @@ def _zeros_for(s: JvpState, args: Sequence[Atom], tangents: Sequence[Tangent]) -
     return [dt if dt is not None else s.b.zero(a.ty) for a, dt in zip(args, tangents)]
 
 
-def _linear(prim: str) -> Rule:
-    """Primitives linear in all their Real arguments: the tangent is the same primitive on tangents."""
-
-    def rule(s: JvpState, e: Eqn, xs: list[Atom], dxs: list[Tangent]) -> list[tuple[Atom, Tangent]]:
+def rule(s: JvpState, e: Eqn, xs: list[Atom], dxs: list[Tangent]) -> list[tuple[Atom, Tangent]]:
         y = s.b.emit1(prim, *xs, **e.params)
         return [(y, s.b.emit1(prim, *_zeros_for(s, xs, dxs), **e.params))]
 
@@ -192,11 +189,23 @@ def _scale(s: JvpState, dx: Tangent, factor: Atom) -> Tangent:
     return None if dx is None else s.b.emit1("zmul", dx, factor)
 
 
+def _add_sub(s: JvpState, e: Eqn, xs: list[Atom], dxs: list[Tangent]) -> list[tuple[Atom, Tangent]]:
+    """d(a ± b) = da ± db, without materializing a zero tangent (the commonest rule, kept lean)."""
+    b = s.b
+    y = b.emit1(e.prim, xs[0], xs[1])
+    da, db = dxs
+    if db is None:
+        return [(y, da)]
+    if da is None:
+        return [(y, db if e.prim == "add" else b.emit1("neg", db))]
+    return [(y, b.emit1(e.prim, da, db))]
+
+
 def _mul(s: JvpState, e: Eqn, xs: list[Atom], dxs: list[Tangent]) -> list[tuple[Atom, Tangent]]:
+    """d(ab) = da b + a db, for mul and zmul (zmul(a, b) is a b except that a = 0 gives 0 whatever b
+    is; its derivative follows the product rule the same way)."""
     (a, b), (da, db) = xs, dxs
     y = s.b.emit1(e.prim, a, b)
-    if e.prim == "zmul":  # zmul(a, b) is a * b except that a == 0 gives 0 whatever b is
-        return [(y, _add_tangents(s, _scale(s, da, b), _scale(s, db, a)))]
     return [(y, _add_tangents(s, _scale(s, da, b), _scale(s, db, a)))]
 
 
@@ -267,8 +276,8 @@ def _index(s: JvpState, e: Eqn, xs: list[Atom], dxs: list[Tangent]) -> list[tupl
 
 
 JVP: dict[str, Rule] = {
-    "add": _linear("add"),
-    "sub": _linear("sub"),
+    "add": _add_sub,
+    "sub": _add_sub,
     "mul": _mul,
     "zmul": _mul,
     "div": _div,
