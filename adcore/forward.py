@@ -168,13 +168,6 @@ def _zeros_for(s: JvpState, args: Sequence[Atom], tangents: Sequence[Tangent]) -
     return [dt if dt is not None else s.b.zero(a.ty) for a, dt in zip(args, tangents)]
 
 
-def rule(s: JvpState, e: Eqn, xs: list[Atom], dxs: list[Tangent]) -> list[tuple[Atom, Tangent]]:
-        y = s.b.emit1(prim, *xs, **e.params)
-        return [(y, s.b.emit1(prim, *_zeros_for(s, xs, dxs), **e.params))]
-
-    return rule
-
-
 def _add_tangents(s: JvpState, *terms: Tangent) -> Tangent:
     live = [t for t in terms if t is not None]
     if not live:
