@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from .types import Bool, Int, Real, RefT, Scalar, Type, VecT
+from .types import Bool, Int, Real, Scalar, Type
 
 _ids = itertools.count()
 
@@ -43,18 +43,6 @@ class Lit:
 
 
 Atom = Var | Lit
-
-
-def real(x: float) -> Lit:
-    return Lit(float(x), Real)
-
-
-def integer(i: int) -> Lit:
-    return Lit(int(i), Int)
-
-
-def atom_type(a: Atom) -> Type:
-    return a.ty
 
 
 class Eqn:
@@ -154,14 +142,6 @@ def call_graph(f: Function) -> list[Function]:
 
 def count_eqns(block: Block) -> int:
     return sum(1 + (count_eqns(e.params["body"]) if e.prim == "for" else 0) for e in block.eqns)
-
-
-def vec_of(n: int, t: Type) -> VecT:
-    return VecT(n, t)
-
-
-def ref_of(t: Type) -> RefT:
-    return RefT(t)
 
 
 __all__ = ["Atom", "Block", "Eqn", "Function", "Int", "Lit", "Real", "Var", "call_graph", "callees"]

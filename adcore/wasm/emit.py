@@ -65,7 +65,6 @@ class FunctionGen:
             self.n_params = n_params
             fixed = {p: k for k, p in enumerate(f.params)}
             self.local, self.local_types = allocate_locals(f.body, fixed, n_params, self.storage_type)
-        self.scratch: dict[int, list[int]] = {}
 
     @staticmethod
     def storage_type(v: Var) -> int:
