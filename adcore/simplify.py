@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .builder import fold
 from .dce import dce_function
 from .ir import Atom, Block, Eqn, Function, Lit, Var
 from .types import Int, Real, RefT, VecT
@@ -66,12 +67,19 @@ def simplify_program(f: Function) -> Function:
         return cached
     if f.body is None:
         return f
-    s = Simplifier(f)
-    body = s.block(f.body, in_loop=False)
+    g = simplify_function(f)
+    f.cache["simplified"] = g
+    return g
+
+
+def simplify_function(f: Function) -> Function:
+    """f's own body simplified (its callees are simplified on the way, memoized)."""
+    assert f.body is not None
+    body = Simplifier(f).block(f.body, in_loop=False)
     g = Function(f.name, f.params, f.result_types, body, signature=f.signature)
     g.custom_jvp = f.custom_jvp
     g = dce_function(g)
-    f.cache["simplified"] = g
+    g.cache["simplified"] = g
     return g
 
 
@@ -135,8 +143,13 @@ class Simplifier:
                 return
             out.append(Eqn(e.outs, "for", args, {**e.params, "body": self.block(body, in_loop=True)}))
             return
-        if e.prim in PURE and self.reuse(e.prim, args, e.outs[0]):
-            return
+        if e.prim in PURE:
+            folded = fold(e.prim, args)
+            if folded is not None:
+                self.sub[e.outs[0]] = folded
+                return
+            if self.reuse(e.prim, args, e.outs[0]):
+                return
         new = Eqn(e.outs, e.prim, args, e.params)
         if e.prim == "vec":
             self.vec_lits[e.outs[0]] = args
@@ -178,7 +191,7 @@ class Simplifier:
                 rename.update(zip(be.outs, new_outs))
                 params = be.params
                 if be.prim == "for":
-                    params = {**params, "body": _rename_block(params["body"], rename)}
+                    params = {**params, "body": rename_block(params["body"], rename)}
                 self.eqn(Eqn(new_outs, be.prim, args, params), True, out)
             for col, r in zip(columns, body.results):
                 col.append(self.atom(rename.get(r, r) if isinstance(r, Var) else r))
@@ -208,17 +221,19 @@ def _scalar_ref(p: Var) -> bool:
     return isinstance(p.ty, RefT) and not isinstance(p.ty.of, VecT)
 
 
-def _rename_block(b: Block, rename: dict[Var, Atom]) -> Block:
-    """A nested loop body copied for one unrolled iteration (its own variables are fresh)."""
+def rename_block(b: Block, rename: dict[Var, Atom], *, fresh_params: bool = True) -> Block:
+    """A copy of b whose own variables are fresh (a nested loop body copied for one unrolled
+    iteration, an inlined function body whose parameters `rename` binds to arguments)."""
     local: dict[Var, Atom] = dict(rename)
-    params = tuple(Var(p.ty) for p in b.params)
-    local.update(zip(b.params, params))
+    params = tuple(Var(p.ty) for p in b.params) if fresh_params else b.params
+    if fresh_params:
+        local.update(zip(b.params, params))
     eqns = []
     for e in b.eqns:
         outs = tuple(Var(o.ty) for o in e.outs)
         local.update(zip(e.outs, outs))
         p = e.params
         if e.prim == "for":
-            p = {**p, "body": _rename_block(p["body"], local)}
+            p = {**p, "body": rename_block(p["body"], local)}
         eqns.append(Eqn(outs, e.prim, tuple(local.get(a, a) if isinstance(a, Var) else a for a in e.args), p))
     return Block(params, tuple(eqns), tuple(local.get(r, r) if isinstance(r, Var) else r for r in b.results))

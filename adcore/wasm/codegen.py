@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from ..fuse import fuse_program
 from ..ir import Function, call_graph
 from ..simplify import simplify_program
 from .emit import FunctionGen
@@ -55,7 +56,7 @@ class Plan:
 def build_module(f: Function, *, bounds_checks: bool = True) -> tuple[bytes, Plan]:
     """A module exporting `main` (scalar parameters in, scalar results out; arrays at `Plan` addresses)
     and `memory`."""
-    f = simplify_program(f)
+    f = fuse_program(simplify_program(f))
     mod = ModuleBuilder()
     graph = call_graph(f)
     opaque = [g for g in graph if g.body is None]

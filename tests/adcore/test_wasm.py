@@ -133,7 +133,13 @@ def test_out_of_bounds_index_traps() -> None:
 
 
 def test_oversized_memory_plan_is_refused() -> None:
-    big = fn([Real], Real, lambda x: adcore.sum(vec(2**28, Real, lambda i: x)))
+    n = 2**28
+
+    def body(x):
+        v = vec(n, Real, lambda i: x * adcore.to_real(i))
+        return adcore.sum(n, lambda i: v[n - 1 - i])  # read backwards: the array must exist
+
+    big = fn([Real], Real, body)
     with pytest.raises(CodegenError, match="memory plan"):
         compile(big)
 

@@ -1,0 +1,231 @@
+"""Loop fusion: consecutive passes over the same index range become one pass.
+
+Reverse mode leaves a gradient as a chain of loops over each table: the forward pass stores values,
+a second loop sums penalties, a third forms cotangents, a fourth adds incoming cotangents, a fifth
+scatters into the gradient. Each reads the arrays the previous one wrote, element by element. Fused,
+they become one loop whose body keeps those elements in locals (the arrays nobody else reads
+disappear), and common-subexpression elimination then shares the recomputed gathers and square roots.
+
+Two passes, applied to the whole program before code generation:
+- `inline_single_use`: a function with a loop that is called from exactly one place, outside any
+  loop, is inlined there (code does not grow), so the loops of a derivative's forward and
+  transposed halves meet in one block;
+- `fuse_block`: a loop is merged into an earlier loop over the same range when everything it reads
+  is either available before that loop or an element of that loop's results at the same index.
+Semantics are unchanged up to the order of floating-point sums.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from .ir import Atom, Block, Eqn, Function, Var, call_graph
+from .linearity import free_vars
+from .simplify import rename_block, simplify_function
+
+
+def fuse_program(f: Function) -> Function:
+    """f (already simplified) with single-use looping callees inlined and loops fused, everywhere."""
+    calls = Counter(
+        id(e.params["fn"]) for g in call_graph(f) if g.body for e in _all_eqns(g.body) if e.prim == "call"
+    )
+    done: dict[int, Function] = {}
+
+    def visit(g: Function) -> Function:
+        if g.body is None or id(g) in done:
+            return done.get(id(g), g)
+        eqns: list[Eqn] = []
+        inlined = False
+        sub: dict[Var, Atom] = {}  # an inlined call's results, read from the callee's variables
+        for e in g.body.eqns:
+            if sub:
+                e = _substitute(e, sub)
+            callee = e.params.get("fn") if e.prim == "call" else None
+            if (
+                callee is not None
+                and callee.body is not None
+                and calls[id(callee)] == 1
+                and _has_loop(callee)
+            ):
+                body = visit(callee).body
+                assert body is not None
+                eqns.extend(_bind(body, e.args, e.outs, sub))
+                inlined = True
+            elif callee is not None:
+                eqns.append(Eqn(e.outs, "call", e.args, {"fn": visit(callee)}))
+            else:
+                eqns.append(e)
+        results = tuple(sub.get(r, r) if isinstance(r, Var) else r for r in g.body.results)
+        fused = fuse_block(eqns)
+        h = Function(g.name, g.params, g.result_types, Block(g.body.params, tuple(fused), results))
+        h.signature, h.custom_jvp, h.linear_mask = g.signature, g.custom_jvp, g.linear_mask
+        if inlined or len(fused) != len(eqns):  # CSE shares what fusion brought together
+            h = simplify_function(h)
+        done[id(g)] = h
+        return h
+
+    return visit(f)
+
+
+def _all_eqns(b: Block):
+    for e in b.eqns:
+        yield e
+        if e.prim == "for":
+            yield from _all_eqns(e.params["body"])
+
+
+def _has_loop(f: Function) -> bool:
+    return f.body is not None and any(e.prim == "for" for e in f.body.eqns)
+
+
+def _bind(body: Block, args: tuple[Atom, ...], outs: tuple[Var, ...], sub: dict[Var, Atom]) -> list[Eqn]:
+    """A callee's body in its caller, with fresh variables (derivative halves share variable names
+    across functions); the call's outputs become the callee's results through `sub`."""
+    block = rename_block(body, dict(zip(body.params, args)), fresh_params=False)
+    sub.update(zip(outs, block.results))
+    return list(block.eqns)
+
+
+def _substitute(e: Eqn, sub: dict[Var, Atom]) -> Eqn:
+    args = tuple(sub.get(a, a) if isinstance(a, Var) else a for a in e.args)
+    if e.prim != "for":
+        return Eqn(e.outs, e.prim, args, e.params)
+    b: Block = e.params["body"]
+    body = Block(
+        b.params,
+        tuple(_substitute(x, sub) for x in b.eqns),
+        tuple(sub.get(r, r) if isinstance(r, Var) else r for r in b.results),
+    )
+    return Eqn(e.outs, "for", args, {**e.params, "body": body})
+
+
+def _reads(e: Eqn) -> set[Var]:
+    if e.prim == "for":
+        return set(free_vars(e.params["body"]))
+    return {a for a in e.args if isinstance(a, Var)}
+
+
+def fuse_block(eqns: list[Eqn]) -> list[Eqn]:
+    out: list[Eqn] = []
+    for e in eqns:
+        if e.prim == "for":
+            e = own_index_sums_as_elements(e)
+            if _fuse_into_earlier(out, e):
+                continue
+        out.append(e)
+    return out
+
+
+def own_index_sums_as_elements(loop: Eqn) -> Eqn:
+    """A loop that accumulates into an array only at its own index (`accum(acc, v, i)`, once per
+    iteration, as transposed elementwise code does) computes that array element by element: make it
+    an element result, which later loops can read without the array."""
+    body: Block = loop.params["body"]
+    i, *refs = body.params
+    n = loop.params["n"]
+    value: dict[Var, Atom] = {}
+    nested = {a for e in body.eqns if e.prim == "for" for a in free_vars(e.params["body"])}
+    for e in body.eqns:
+        if e.prim == "accum" and e.args[0] in refs and len(e.args) == 3:
+            value[e.args[0]] = e.args[1] if e.args[2] is i and e.args[0] not in value else None  # type: ignore[index,assignment]
+    own = [r for r in refs if value.get(r) is not None and r not in nested and r.ty.of.n == n]  # type: ignore[attr-defined]
+    if not own:
+        return loop
+    n_elems = len(body.results)
+    totals = dict(zip(refs, loop.outs[n_elems:]))
+    kept = [r for r in refs if r not in own]
+    eqns = tuple(e for e in body.eqns if not (e.prim == "accum" and e.args[0] in own))
+    new_body = Block((i, *kept), eqns, body.results + tuple(value[r] for r in own))
+    outs = loop.outs[:n_elems] + tuple(totals[r] for r in own) + tuple(totals[r] for r in kept)
+    return Eqn(outs, "for", loop.args, {**loop.params, "body": new_body})
+
+
+def _fuse_into_earlier(out: list[Eqn], late: Eqn) -> bool:
+    """Merge `late` into the nearest earlier loop over the same range where that is legal."""
+    reads = _reads(late)
+    for p in range(len(out) - 1, -1, -1):
+        early = out[p]
+        if early.prim != "for" or early.params["n"] != late.params["n"]:
+            continue
+        moved = _hoistable(out[p + 1 :], early, late, reads)
+        if moved is None:
+            continue
+        fused = _merge(early, late)
+        if fused is None:
+            continue
+        moved_ids = {id(x) for x in moved}
+        rest = [x for x in out[p + 1 :] if id(x) not in moved_ids]
+        out[p:] = [*moved, fused, *rest]
+        return True
+    return False
+
+
+def _hoistable(between: list[Eqn], early: Eqn, late: Eqn, reads: set[Var]) -> list[Eqn] | None:
+    """The equations between the two loops that `late` needs, if none of them needs `early`."""
+    elems = set(early.outs[: len(early.params["body"].results)])
+    tainted = set(early.outs)
+    for x in between:
+        if _reads(x) & tainted:
+            tainted.update(x.outs)
+    if (reads & tainted) - elems:
+        return None
+    needed = set(reads)
+    moved: list[Eqn] = []
+    for x in reversed(between):
+        if needed.intersection(x.outs):
+            if tainted.intersection(x.outs):
+                return None
+            moved.append(x)
+            needed |= _reads(x)
+    moved.reverse()
+    return moved
+
+
+def _merge(early: Eqn, late: Eqn) -> Eqn | None:
+    """One loop running both bodies; `late`'s reads of `early`'s elements at its own index become the
+    values `early`'s body computes. None if `late` reads those elements any other way."""
+    b1: Block = early.params["body"]
+    b2: Block = late.params["body"]
+    i1, i2 = b1.params[0], b2.params[0]
+    element = dict(zip(early.outs[: len(b1.results)], b1.results))
+    sub: dict[Var, Atom] = {i2: i1}
+    eqns = _take_elements(b2, element, i2, sub)
+    if eqns is None:
+        return None
+    n1, n2 = len(b1.results), len(b2.results)
+    body = Block(
+        (i1, *b1.params[1:], *b2.params[1:]),
+        b1.eqns + eqns,
+        b1.results + tuple(sub.get(r, r) if isinstance(r, Var) else r for r in b2.results),
+    )
+    outs = early.outs[:n1] + late.outs[:n2] + early.outs[n1:] + late.outs[n2:]
+    return Eqn(outs, "for", (), {**early.params, "body": body})
+
+
+def _take_elements(
+    b: Block, element: dict[Var, Atom], i2: Var, sub: dict[Var, Atom]
+) -> tuple[Eqn, ...] | None:
+    """b's equations with `index(a, i2)` of an early array `a` replaced by its element (via `sub`)."""
+    eqns: list[Eqn] = []
+    for e in b.eqns:
+        if e.prim == "index" and e.args[0] in element and e.args[1] is i2:
+            sub[e.outs[0]] = element[e.args[0]]  # type: ignore[index]
+            continue
+        if any(a in element for a in e.args):
+            return None
+        if e.prim == "for":
+            inner: Block = e.params["body"]
+            inner_eqns = _take_elements(inner, element, i2, sub)
+            if inner_eqns is None or any(r in element for r in inner.results):
+                return None
+            inner = Block(
+                inner.params,
+                inner_eqns,
+                tuple(sub.get(r, r) if isinstance(r, Var) else r for r in inner.results),
+            )
+            eqns.append(Eqn(e.outs, "for", e.args, {**e.params, "body": inner}))
+            continue
+        eqns.append(_substitute(e, sub))
+    if any(r in element for r in b.results):
+        return None
+    return tuple(eqns)
