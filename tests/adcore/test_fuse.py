@@ -113,7 +113,9 @@ def test_gradient_of_a_gathered_energy_is_one_pass_per_table() -> None:
     assert sum(n == m for b in loops for n in [e.params["n"] for e in b.eqns if e.prim == "for"]) == 1
 
 
-STAGES = st.lists(st.sampled_from(["map", "mix", "reverse", "sum", "center", "scatter"]), min_size=1, max_size=6)
+STAGES = st.lists(
+    st.sampled_from(["map", "mix", "reverse", "sum", "center", "scatter"]), min_size=1, max_size=6
+)
 
 
 @settings(max_examples=60, deadline=None)
