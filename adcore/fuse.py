@@ -61,6 +61,7 @@ def fuse_program(f: Function) -> Function:
         h.signature, h.custom_jvp, h.linear_mask = g.signature, g.custom_jvp, g.linear_mask
         if inlined or len(fused) != len(eqns):  # CSE shares what fusion brought together
             h = simplify_function(h)
+        h.cache["simplified"] = h  # its callers' simplification must not redo it
         done[id(g)] = h
         return h
 
@@ -99,18 +100,35 @@ def _substitute(e: Eqn, sub: dict[Var, Atom]) -> Eqn:
     return Eqn(e.outs, "for", args, {**e.params, "body": body})
 
 
-def _reads(e: Eqn) -> set[Var]:
-    if e.prim == "for":
-        return set(free_vars(e.params["body"]))
-    return {a for a in e.args if isinstance(a, Var)}
+class _Reads:
+    """Free variables of equations, memoized: legality checks ask for them many times."""
+
+    def __init__(self) -> None:
+        self.known: dict[int, tuple[Eqn, set[Var]]] = {}  # keeps each eqn alive, so ids stay unique
+
+    def __call__(self, e: Eqn) -> set[Var]:
+        found = self.known.get(id(e))
+        if found is None:
+            reads = (
+                set(free_vars(e.params["body"]))
+                if e.prim == "for"
+                else {a for a in e.args if isinstance(a, Var)}
+            )
+            found = self.known[id(e)] = (e, reads)
+        return found[1]
+
+    def merged(self, fused: Eqn, early: Eqn, late: Eqn) -> None:
+        elems = set(early.outs)
+        self.known[id(fused)] = (fused, self(early) | (self(late) - elems))
 
 
 def fuse_block(eqns: list[Eqn]) -> list[Eqn]:
     out: list[Eqn] = []
+    reads = _Reads()
     for e in eqns:
         if e.prim == "for":
             e = own_index_sums_as_elements(e)
-            if _fuse_into_earlier(out, e):
+            if _fuse_into_earlier(out, e, reads):
                 continue
         out.append(e)
     return out
@@ -140,19 +158,19 @@ def own_index_sums_as_elements(loop: Eqn) -> Eqn:
     return Eqn(outs, "for", loop.args, {**loop.params, "body": new_body})
 
 
-def _fuse_into_earlier(out: list[Eqn], late: Eqn) -> bool:
+def _fuse_into_earlier(out: list[Eqn], late: Eqn, reads: _Reads) -> bool:
     """Merge `late` into the nearest earlier loop over the same range where that is legal."""
-    reads = _reads(late)
     for p in range(len(out) - 1, -1, -1):
         early = out[p]
         if early.prim != "for" or early.params["n"] != late.params["n"]:
             continue
-        moved = _hoistable(out[p + 1 :], early, late, reads)
+        moved = _hoistable(out[p + 1 :], early, reads(late), reads)
         if moved is None:
             continue
         fused = _merge(early, late)
         if fused is None:
             continue
+        reads.merged(fused, early, late)
         moved_ids = {id(x) for x in moved}
         rest = [x for x in out[p + 1 :] if id(x) not in moved_ids]
         out[p:] = [*moved, fused, *rest]
@@ -160,23 +178,23 @@ def _fuse_into_earlier(out: list[Eqn], late: Eqn) -> bool:
     return False
 
 
-def _hoistable(between: list[Eqn], early: Eqn, late: Eqn, reads: set[Var]) -> list[Eqn] | None:
+def _hoistable(between: list[Eqn], early: Eqn, needs: set[Var], reads: _Reads) -> list[Eqn] | None:
     """The equations between the two loops that `late` needs, if none of them needs `early`."""
     elems = set(early.outs[: len(early.params["body"].results)])
     tainted = set(early.outs)
     for x in between:
-        if _reads(x) & tainted:
+        if not tainted.isdisjoint(reads(x)):
             tainted.update(x.outs)
-    if (reads & tainted) - elems:
+    if (needs & tainted) - elems:
         return None
-    needed = set(reads)
+    needed = set(needs)
     moved: list[Eqn] = []
     for x in reversed(between):
         if needed.intersection(x.outs):
             if tainted.intersection(x.outs):
                 return None
             moved.append(x)
-            needed |= _reads(x)
+            needed |= reads(x)
     moved.reverse()
     return moved
 

@@ -224,16 +224,21 @@ def _scalar_ref(p: Var) -> bool:
 def rename_block(b: Block, rename: dict[Var, Atom], *, fresh_params: bool = True) -> Block:
     """A copy of b whose own variables are fresh (a nested loop body copied for one unrolled
     iteration, an inlined function body whose parameters `rename` binds to arguments)."""
-    local: dict[Var, Atom] = dict(rename)
+    return _renamed(b, dict(rename), fresh_params)
+
+
+def _renamed(b: Block, local: dict[Var, Atom], fresh_params: bool) -> Block:
+    # one mapping for all nesting levels: variables are defined once, so scopes never clash
     params = tuple(Var(p.ty) for p in b.params) if fresh_params else b.params
     if fresh_params:
         local.update(zip(b.params, params))
+    get = local.get
     eqns = []
     for e in b.eqns:
         outs = tuple(Var(o.ty) for o in e.outs)
         local.update(zip(e.outs, outs))
         p = e.params
         if e.prim == "for":
-            p = {**p, "body": rename_block(p["body"], local)}
-        eqns.append(Eqn(outs, e.prim, tuple(local.get(a, a) if isinstance(a, Var) else a for a in e.args), p))
-    return Block(params, tuple(eqns), tuple(local.get(r, r) if isinstance(r, Var) else r for r in b.results))
+            p = {**p, "body": _renamed(p["body"], local, True)}
+        eqns.append(Eqn(outs, e.prim, tuple(get(a, a) if isinstance(a, Var) else a for a in e.args), p))
+    return Block(params, tuple(eqns), tuple(get(r, r) if isinstance(r, Var) else r for r in b.results))

@@ -13,7 +13,7 @@ raises yields ``"crash"`` with the exit status and the tail of its output. Nothi
 stop the batch. Subprocesses (not multiprocessing) also work inside daemonic Dask workers.
 
 Schedulers: :func:`run_local` keeps ``jobs`` workers busy from this process; :func:`run_dask`
-submits the same isolated runs to a Dask distributed scheduler (``pip install .[bench]``); the
+submits the same isolated runs to a Dask distributed scheduler (``pip install .[cluster]``); the
 workers must be able to import the task's module.
 """
 

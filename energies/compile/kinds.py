@@ -10,12 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import chain
+from math import prod
 from typing import Any, Literal
 
 import numpy as np
 
 from ..diagram import GoalInstance
-from ..expr import Sig, signature
+from ..expr import signature
 
 
 @dataclass
@@ -71,44 +73,81 @@ class GoalKind:
 def group_goals(goals: Sequence[GoalInstance], goal: str) -> list[GoalKind]:
     """Kinds of the goals of one class ("constraint" or "objective"), in order of first appearance.
 
-    Hot for large diagrams (all pairs of 1,000 shapes are 500,000 goals), so the per-goal work is
-    done by numpy: goals are first split by (name, number of arguments); every distinct argument
-    object (a shape shared by a thousand goals) is abstracted once; rows of argument signatures are
-    grouped with `np.unique`; tables are gathered from per-argument slot arrays.
+    Hot for large diagrams (all pairs of 1,000 shapes are 500,000 goals), so the per-goal and
+    per-argument work is a few C-level passes (comprehensions reading one attribute, `map` over
+    `id`, `len` and dictionary lookups) and numpy; Python code runs once per distinct argument
+    object (a shape shared by a thousand goals is abstracted once) and once per kind. Goals are
+    grouped by (name, number of arguments), then by their arguments' signatures (stable sorts of
+    integer codes); tables are gathered from the slots of the distinct arguments.
     """
-    by_shape: dict[tuple[str, int], list[int]] = {}
-    for k, g in enumerate(goals):
-        by_shape.setdefault((g.name, len(g.args)), []).append(k)
-    memo: dict[int, Any] = {}  # signatures by object identity, shared by all groups
-    found: list[tuple[int, GoalKind]] = []  # (first goal, kind)
-    for (name, n_args), members in by_shape.items():
-        args = [a for k in members for a in goals[k].args]
-        # objects are alive (their goals hold them), so their ids identify them
-        ids = np.fromiter((id(a) for a in args), dtype=np.uint64, count=len(args))
-        distinct_ids, first_use, numbering = np.unique(ids, return_index=True, return_inverse=True)
-        arg_sigs: list[Sig] = [signature(args[int(i)], props_of, memo) for i in first_use]
-        table = numbering.reshape(len(members), n_args).astype(np.int64)
-        sig_of = np.array([s[0] for s in arg_sigs], dtype=np.int64)
-        signatures = sig_of[table]
-        if n_args:
-            distinct, first, inverse = np.unique(signatures, axis=0, return_index=True, return_inverse=True)
-        else:
-            distinct, first, inverse = (
-                np.zeros((1, 0)),
-                np.zeros(1, np.int64),
-                np.zeros(len(members), np.int64),
-            )
-        inverse = inverse.reshape(-1)
-        member_array = np.asarray(members)
-        for group in range(len(distinct)):
-            rows = np.flatnonzero(inverse == group)
-            found.append(
-                (
-                    int(member_array[first[group]]),
-                    _kind(goal, name, goals, member_array[rows], table[rows], arg_sigs),
-                )
-            )
-    return [kind for _, kind in sorted(found, key=lambda pair: pair[0])]
+    if not goals:
+        return []
+    arg_lists = [g.args for g in goals]
+    arity = np.fromiter(map(len, arg_lists), np.int64, len(goals))
+    offset = np.cumsum(arity) - arity  # each goal's first argument, numbering all arguments in order
+    # objects are alive (their goals hold them), so their ids identify them
+    ids = np.fromiter(map(id, chain.from_iterable(arg_lists)), np.uint64, int(arity.sum()))
+    # a large young list makes each garbage collection that `signature` triggers slow: drop it first
+    del arg_lists
+    _, first_use, object_of = np.unique(ids, return_index=True, return_inverse=True)
+    owner = np.searchsorted(offset, first_use, side="right") - 1  # the goal of each first use
+    position = first_use - offset[owner]  # (a goal without arguments is never an owner)
+    sigs = [signature(goals[k].args[p], props_of) for k, p in zip(owner.tolist(), position.tolist())]
+    sig_of = np.array([s[0] for s in sigs], np.int64)
+    inputs = _Slots([s[1] for s in sigs], np.int32)
+    consts = _Slots([s[2] for s in sigs], np.float64)
+
+    names = [g.name for g in goals]
+    name_code = {name: k for k, name in enumerate(dict.fromkeys(names))}
+    shape_code = np.fromiter(map(name_code.__getitem__, names), np.int64, len(goals))
+    shape_code = shape_code * (int(arity.max()) + 1) + arity  # one code per (name, arity)
+    kinds: list[GoalKind] = []
+    for members in _runs(shape_code):  # members ascending: the sort is stable
+        name = names[members[0]]
+        table = object_of[offset[members][:, None] + np.arange(arity[members[0]])]
+        for rows in _runs(_row_codes(sig_of[table])):
+            if len(rows) < len(members):  # (one kind for all, the usual case, needs no copy)
+                kinds.append(_kind(goal, name, goals, members[rows], table[rows], sig_of, inputs, consts))
+            else:
+                kinds.append(_kind(goal, name, goals, members, table, sig_of, inputs, consts))
+    kinds.sort(key=lambda kind: int(kind.goals[0]))  # order of first appearance
+    return kinds
+
+
+def _runs(codes: np.ndarray) -> list[np.ndarray]:
+    """Indices of equal codes, one ascending array per distinct code."""
+    order = np.argsort(codes, kind="stable")
+    ordered = codes[order]
+    cuts = np.flatnonzero(ordered[1:] != ordered[:-1]) + 1
+    return np.split(order, cuts)
+
+
+def _row_codes(rows: np.ndarray) -> np.ndarray:
+    """One int64 per row, equal exactly when the rows are equal (rows of non-negative ints)."""
+    if rows.shape[1] == 0:
+        return np.zeros(len(rows), np.int64)
+    radix = [int(r) for r in rows.max(axis=0) + 1]
+    if prod(radix) >= 2**63:  # mixed radix would overflow: number the distinct rows instead
+        return np.unique(rows, axis=0, return_inverse=True)[1].reshape(-1)
+    weights = np.cumprod([1, *radix[:0:-1]])[::-1]  # last column varies fastest
+    return rows @ weights
+
+
+class _Slots:
+    """The slots (inputs or constants) of every distinct argument, as one flat array."""
+
+    def __init__(self, per_object: list[tuple[Any, ...]], dtype: Any):
+        self.width = np.fromiter(map(len, per_object), np.int64, len(per_object))
+        self.start = np.cumsum(self.width) - self.width
+        self.flat = np.fromiter(chain.from_iterable(per_object), dtype, int(self.width.sum()))
+
+    def table(self, objects: np.ndarray) -> np.ndarray:
+        """One row per goal: the slots of its arguments (`objects`, one column each), in order."""
+        # goals of one kind have arguments of one signature, hence the first row's widths
+        widths = self.width[objects[0]]
+        column = np.repeat(np.arange(len(widths)), widths)
+        within = np.arange(len(column)) - np.repeat(np.cumsum(widths) - widths, widths)
+        return self.flat[self.start[objects][:, column] + within]
 
 
 def _kind(
@@ -117,30 +156,20 @@ def _kind(
     goals: Sequence[GoalInstance],
     members: np.ndarray,
     table: np.ndarray,
-    arg_sigs: list[Sig],
+    sig_of: np.ndarray,
+    inputs: _Slots,
+    consts: _Slots,
 ) -> GoalKind:
-    rep = goals[int(members[0])]
-    ins = [_slots(arg_sigs, table[:, pos], 1, np.int32) for pos in range(table.shape[1])]
-    cs = [_slots(arg_sigs, table[:, pos], 2, np.float64) for pos in range(table.shape[1])]
-    rows_in = np.concatenate(ins, axis=1) if ins else np.zeros((len(members), 0), np.int32)
-    rows_c = np.concatenate(cs, axis=1) if cs else np.zeros((len(members), 0))
-    signature_id = hash((name, *(arg_sigs[int(a)][0] for a in table[0])))
+    rows_in = inputs.table(table)
+    rows_c = consts.table(table)
     return GoalKind(
         goal,  # type: ignore[arg-type]
         name,
-        rep,
-        signature_id,
+        goals[int(members[0])],
+        hash((name, *sig_of[table[0]].tolist())),
         rows_in.shape[1],
         rows_c.shape[1],
         members.astype(np.int64),
         np.ascontiguousarray(rows_in, np.int32),
-        np.ascontiguousarray(rows_c),
+        np.ascontiguousarray(rows_c, np.float64),
     )
-
-
-def _slots(sigs: list[Sig], column: np.ndarray, part: int, dtype: Any) -> np.ndarray:
-    """The slots (inputs or constants) of the arguments in `column`, one row per goal."""
-    distinct, inverse = np.unique(column, return_inverse=True)
-    width = len(sigs[int(distinct[0])][part])
-    values = np.array([sigs[int(a)][part] for a in distinct], dtype=dtype).reshape(len(distinct), width)
-    return values[inverse]

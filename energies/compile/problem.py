@@ -204,10 +204,17 @@ class CompiledProblem:
 
 
 def _active(goals: list[GoalInstance], stage: str) -> np.ndarray:
-    """Which goals take part in a stage (one decision per distinct stage annotation)."""
-    annotations = [(g.stages, g.exclude) for g in goals]
-    decided = {key: (stage in key[0]) != key[1] for key in set(annotations)}
-    return np.fromiter((decided[key] for key in annotations), dtype=bool, count=len(goals))
+    """Which goals take part in a stage: (stage in g.stages) != g.exclude for each goal g.
+
+    Hot for large diagrams (500,000 goals): the `in` test runs once per distinct `stages` tuple (most
+    goals share the default), not once per goal; per goal there are only C-level passes.
+    """
+    stages = [g.stages for g in goals]
+    excluded = np.fromiter([g.exclude for g in goals], bool, len(goals))
+    inside = {s: stage in s for s in set(stages)}
+    if len(inside) == 1:
+        return excluded != next(iter(inside.values()))
+    return np.fromiter(map(inside.__getitem__, stages), bool, len(goals)) != excluded
 
 
 def compile_problem(diagram: Diagram, **options: Any) -> CompiledProblem:
