@@ -6,18 +6,20 @@ scatters into the gradient. Each reads the arrays the previous one wrote, elemen
 they become one loop whose body keeps those elements in locals (the arrays nobody else reads
 disappear), and common-subexpression elimination then shares the recomputed gathers and square roots.
 
-Two passes, applied to the whole program before code generation:
-- `inline_single_use`: a function with a loop that is called from exactly one place, outside any
-  loop, is inlined there (code does not grow), so the loops of a derivative's forward and
-  transposed halves meet in one block;
-- `fuse_block`: a loop is merged into an earlier loop over the same range when everything it reads
-  is either available before that loop or an element of that loop's results at the same index.
+`fuse_program` walks the call graph once, before code generation:
+- a function with a loop that is called from exactly one place, outside any loop, is inlined there
+  (code does not grow), so the loops of a derivative's forward and transposed halves meet in one
+  block;
+- `fuse_block` merges a loop into an earlier loop over the same range when everything it reads is
+  either available before that loop or an element of that loop's results at the same index
+  (`own_index_sums_as_elements` first turns transposed elementwise scatters back into elements).
 Semantics are unchanged up to the order of floating-point sums.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 
 from .ir import Atom, Block, Eqn, Function, Var, call_graph
 from .linearity import free_vars
@@ -51,21 +53,37 @@ def fuse_program(f: Function) -> Function:
                 assert body is not None
                 eqns.extend(_bind(body, e.args, e.outs, sub))
                 inlined = True
-            elif callee is not None:
-                eqns.append(Eqn(e.outs, "call", e.args, {"fn": visit(callee)}))
             else:
-                eqns.append(e)
-        results = tuple(sub.get(r, r) if isinstance(r, Var) else r for r in g.body.results)
+                eqns.append(_with_callees(e, visit))
         fused = fuse_block(eqns)
+        if len(fused) == len(g.body.eqns) and all(a is b for a, b in zip(fused, g.body.eqns)):
+            done[id(g)] = g  # unchanged: keep the function itself, so no caller sees two copies
+            return g
+        results = tuple(sub.get(r, r) if isinstance(r, Var) else r for r in g.body.results)
         h = Function(g.name, g.params, g.result_types, Block(g.body.params, tuple(fused), results))
         h.signature, h.custom_jvp, h.linear_mask = g.signature, g.custom_jvp, g.linear_mask
-        if inlined or len(fused) != len(eqns):  # CSE shares what fusion brought together
+        if inlined or any(a is not b for a, b in zip(fused, eqns)) or len(fused) != len(eqns):
+            # CSE shares what fusion brought together
             h = simplify_function(h)
         h.cache["simplified"] = h  # its callers' simplification must not redo it
         done[id(g)] = h
         return h
 
     return visit(f)
+
+
+def _with_callees(e: Eqn, visit: Callable[[Function], Function]) -> Eqn:
+    """e calling the transformed callees, also inside its loop bodies (e itself if none changed)."""
+    if e.prim == "call":
+        callee = visit(e.params["fn"])
+        return e if callee is e.params["fn"] else Eqn(e.outs, "call", e.args, {**e.params, "fn": callee})
+    if e.prim != "for":
+        return e
+    b: Block = e.params["body"]
+    eqns = tuple(_with_callees(x, visit) for x in b.eqns)
+    if all(x is y for x, y in zip(eqns, b.eqns)):
+        return e
+    return Eqn(e.outs, "for", e.args, {**e.params, "body": Block(b.params, eqns, b.results)})
 
 
 def _all_eqns(b: Block):

@@ -149,3 +149,25 @@ def test_random_loop_pipelines_agree(stages: list[str], xs: list[float]) -> None
     for h in (f, g):
         before, after = run_both(h, xs, perm)
         assert close(before, after)
+
+
+def test_a_callee_stays_one_function_wherever_it_is_called() -> None:
+    """A function called both outside and inside loops is transformed once, never duplicated."""
+
+    def long_body(x: Any) -> Any:
+        for k in range(40):  # too long to inline into a loop
+            x = am.sin(x) * (1.0 + 0.01 * k)
+        return x
+
+    big = fn([Real], Real, long_body, name="big")
+
+    def body(xs: Any) -> Any:
+        return big(xs[0]) + adcore.sum(N, lambda i: big(xs[i]) * xs[i])
+
+    f = fn([Vec(N, Real)], Real, body)
+    g = fn(f.params, Vec(N, Real), lambda xs: vjp(f)(xs).grad(1.0))
+    xs = [0.1 * k for k in range(N)]
+    before, after = run_both(g, xs)
+    assert close(before, after)
+    names = [h.name for h in call_graph(optimized(g))]
+    assert len(names) == len(set(names)), names
