@@ -52,19 +52,41 @@ class FunctionGen:
         self.frame_end = frame_base
         n_out = sum(is_array(t) for t in f.result_types)
         self.spilled = spilled(f)
-        if self.spilled:  # local 0 is the buffer; parameters and output pointers are loaded from it
-            pre = [self.storage_type(p) for p in f.params] + [I32] * n_out
-            fixed = {p: 1 + k for k, p in enumerate(f.params)}
-            self.out_ptrs = list(range(1 + len(f.params), 1 + len(pre)))
+        # Variables that stay in memory and are loaded where used: a wide function's parameters (in
+        # its buffer) and the scalar results of a wide call made once per activation (in the call's
+        # buffer). Thousands of them held in locals would be spilled by the engine anyway.
+        self.in_memory: dict[
+            Var, tuple[int | None, int, Type]
+        ] = {}  # var -> (base or None: local 0, offset, type)
+        self.stored_results: dict[Var, list[int]] = {}  # scalar results written where they are defined
+        for e in f.body.eqns:
+            if e.prim == "call" and spilled(e.params["fn"]):
+                self.in_memory.update((o, (None, 0, o.ty)) for o in e.outs if not is_array(o.ty))
+        if self.spilled:  # local 0 is the buffer; output pointers are loaded from it
+            self.in_memory.update(
+                (p, (None, 8 * k, Int if is_array(p.ty) else p.ty)) for k, p in enumerate(f.params)
+            )
+            first = len(f.params) + n_out
+            top = {o for e in f.body.eqns for o in e.outs} - set(self.in_memory)
+            scalars = [r for r in f.body.results if not is_array(r.ty)]
+            for j, r in enumerate(scalars):
+                if r in top:
+                    self.stored_results.setdefault(r, []).append(8 * (first + j))  # type: ignore[index]
+            pre = [I32] * n_out
+            self.out_ptrs = list(range(1, 1 + n_out))
             self.n_params = 1
-            self.local, types = allocate_locals(f.body, fixed, 1 + len(pre), self.storage_type)
+            self.local, types = allocate_locals(
+                f.body, {}, 1 + n_out, self.storage_type, set(self.in_memory), set(self.stored_results)
+            )
             self.local_types = pre + types
         else:
             n_params = len(f.params) + n_out
             self.out_ptrs = list(range(len(f.params), n_params))
             self.n_params = n_params
             fixed = {p: k for k, p in enumerate(f.params)}
-            self.local, self.local_types = allocate_locals(f.body, fixed, n_params, self.storage_type)
+            self.local, self.local_types = allocate_locals(
+                f.body, fixed, n_params, self.storage_type, set(self.in_memory)
+            )
 
     @staticmethod
     def storage_type(v: Var) -> int:
@@ -90,6 +112,10 @@ class FunctionGen:
                 self.asm.f64_const(float(a.val))
             else:
                 self.asm.i32_const(int(a.val))
+        elif a in self.in_memory:
+            base, offset, t = self.in_memory[a]
+            self.asm.local_get(0) if base is None else self.asm.i32_const(base)
+            _load_slot(self.asm, t, offset)
         else:
             self.asm.local_get(self.local[a])
 
@@ -111,15 +137,17 @@ class FunctionGen:
         assert body is not None
         a = self.asm
         if self.spilled:
-            for k, p in enumerate(self.f.params):
-                a.local_get(0)
-                _load_slot(a, Int if is_array(p.ty) else p.ty, 8 * k)
-                a.local_set(self.local[p])
             for j, local in enumerate(self.out_ptrs):
                 a.local_get(0)
                 a.i32_load(8 * (len(self.f.params) + j))
                 a.local_set(local)
-        self.block(body)
+        for e in body.eqns:
+            self.eqn(e)
+            for o in e.outs:
+                for offset in self.stored_results.get(o, ()):
+                    a.local_get(0)
+                    self.get(o)
+                    _store_slot(a, o.ty, offset)
         outs = iter(self.out_ptrs)
         for r in body.results:
             if is_array(r.ty):
@@ -130,6 +158,8 @@ class FunctionGen:
         first = len(self.f.params) + len(self.out_ptrs)
         for j, r in enumerate(r for r in body.results if not is_array(r.ty)):
             if self.spilled:
+                if r in self.stored_results:
+                    continue
                 a.local_get(0)
                 self.get(r)
                 _store_slot(a, r.ty, 8 * (first + j))
@@ -138,11 +168,14 @@ class FunctionGen:
 
     def block(self, block: Block) -> None:
         for e in block.eqns:
-            rule = getattr(self, "op_" + e.prim, None)
-            if rule is not None:
-                rule(e)
-            else:
-                self.scalar(e)
+            self.eqn(e)
+
+    def eqn(self, e: Eqn) -> None:
+        rule = getattr(self, "op_" + e.prim, None)
+        if rule is not None:
+            rule(e)
+        else:
+            self.scalar(e)
 
     def scalar(self, e: Eqn) -> None:
         a = self.asm
@@ -284,6 +317,12 @@ class FunctionGen:
         out_addrs = [(o, self.alloc(size_of(o.ty))) for o in e.outs if is_array(o.ty)]
         scalars = iter([o for o in e.outs if not is_array(o.ty)])
         buffer = self.alloc(8 * buffer_slots(g)) if spilled(g) else None
+        resident = buffer is not None and all(o in self.in_memory for o in scalars)
+        if resident:  # results stay in the buffer, which no later call overwrites
+            first = len(g.params) + len(out_addrs)
+            outs = [o for o in e.outs if not is_array(o.ty)]
+            self.in_memory.update((o, (buffer, 8 * (first + j), o.ty)) for j, o in enumerate(outs))
+        scalars = iter([o for o in e.outs if not is_array(o.ty)])
         emit_call(
             self.asm,
             g,
@@ -291,7 +330,7 @@ class FunctionGen:
             [lambda x=x: self.get(x) for x in e.args],
             [a for _, a in out_addrs],
             buffer,
-            lambda t: self.set(next(scalars)),
+            None if resident else lambda t: self.set(next(scalars)),
         )
         if buffer is None:
             for o in reversed([o for o in e.outs if not is_array(o.ty)]):

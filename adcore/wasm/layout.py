@@ -74,10 +74,11 @@ def emit_call(
     args: Sequence[Callable[[], object]],
     out_addrs: Sequence[int],
     buffer: int | None,
-    take_result: Callable[[Type], None],
+    take_result: Callable[[Type], None] | None,
 ) -> None:
     """Call g: arguments (each pushed by a callback), output pointers, then scalar results left on
-    the stack (direct call) or loaded from the buffer and handed to `take_result` in order."""
+    the stack (direct call) or loaded from the buffer and handed to `take_result` in order (left in
+    the buffer if it is None)."""
     if not spilled(g):
         for push in args:
             push()
@@ -96,6 +97,8 @@ def emit_call(
         a.i32_store(8 * (len(g.params) + j))
     a.i32_const(buffer)
     a.call(target)
+    if take_result is None:
+        return
     first = len(g.params) + len(out_addrs)
     for j, t in enumerate(t for t in g.result_types if not is_array(t)):
         a.i32_const(buffer)

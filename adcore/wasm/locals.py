@@ -67,22 +67,31 @@ class _Lifetimes:
 
 
 def allocate_locals(
-    body: Block, fixed: dict[Var, int], n_params: int, storage_type: Callable[[Var], int]
+    body: Block,
+    fixed: dict[Var, int],
+    n_params: int,
+    storage_type: Callable[[Var], int],
+    in_memory: set[Var] = frozenset(),  # type: ignore[assignment]
+    stored_at_definition: set[Var] = frozenset(),  # type: ignore[assignment]
 ) -> tuple[dict[Var, int], list[int]]:
-    """Map each used variable to a local index; returns the mapping and the declared locals' types."""
+    """Map each used variable to a local index; returns the mapping and the declared locals' types.
+    Variables `in_memory` get no local; results `stored_at_definition` live only until just after
+    their definition (unless used later)."""
     life = _Lifetimes()
     life.block(body, ())
     life.pos += 1
     for r in body.results:
-        if isinstance(r, Var):
+        if isinstance(r, Var) and r not in stored_at_definition:
             life.use(r, ())
     ends = life.ends()
+    for r in stored_at_definition:
+        ends[r] = max(ends.get(r, 0), life.defined[r][0] + 1)
     local = dict(fixed)
     types: list[int] = []
     free: dict[int, list[int]] = {}
     active: list[tuple[int, int, int]] = []  # (end, local index, type)
     for v, (start, _) in sorted(life.defined.items(), key=lambda kv: kv[1][0]):
-        if v not in ends or v in local:
+        if v not in ends or v in local or v in in_memory:
             continue
         while active and active[0][0] < start:
             _, idx, t = heapq.heappop(active)

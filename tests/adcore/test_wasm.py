@@ -177,3 +177,34 @@ def test_functions_with_hundreds_of_scalars_go_through_memory() -> None:
     xs = [0.01 * k for k in range(n)]
     assert compile(grad)(xs) == pytest.approx([2 * v for v in xs], rel=1e-15)
     assert compile(many)(xs) == pytest.approx(interp(many)(xs), rel=1e-14)
+
+
+def test_wide_calls_keep_arguments_and_results_in_memory() -> None:
+    """Wide functions read parameters where used and write results where defined; a wide call's
+    results are read from its buffer (at top level) or copied to locals (inside a loop)."""
+    n = 260  # over the parameter and result limits
+
+    def spread(xs):  # n scalars in, n + 2 scalars out: results that are parameters, repeated, reused
+        ys = [am.sin(xs[k]) * float(k + 1) for k in range(n)]
+        return [*ys, xs[0], ys[3] + ys[4]]
+
+    names = [f"y{k}" for k in range(n + 2)]
+    wide = fn([Vec(n, Real)], Vec(n + 2, Real), spread, name="wide")
+    scalars = fn(
+        [Real] * n, dict.fromkeys(names, Real), lambda *xs: dict(zip(names, spread(xs))), name="scalars"
+    )
+
+    def body(xs):
+        once = scalars(*[xs[k] for k in range(n)])  # at top level: results stay in the buffer
+        twice = scalars(*[once[y] * 0.5 for y in names[:n]])
+        looped = adcore.sum(12, lambda i: scalars(*[xs[k] + adcore.to_real(i) for k in range(n)])[names[-1]])
+        return adcore.sum([*once.values(), *twice.values()]) + looped + wide(xs)[n + 1]
+
+    f = fn([Vec(n, Real)], Real, body)
+    from adcore.wasm.codegen import spilled
+
+    assert spilled(scalars.ir)
+    xs = [0.01 * k - 1.0 for k in range(n)]
+    agree(f, xs)
+    g = fn([Vec(n, Real)], Vec(n, Real), lambda xs: vjp(f)(xs).grad(1.0))
+    agree(g, xs)
