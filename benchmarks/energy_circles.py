@@ -18,6 +18,7 @@ number of goals) and compile (tracing, differentiation, code generation, wasmtim
 from __future__ import annotations
 
 import argparse
+import gc
 import itertools
 import statistics
 import time
@@ -169,6 +170,7 @@ def main(argv: list[str] | None = None) -> None:
     CompiledProblem(diagram(3), cache=None)  # once per process: imports, libm, first-use tracing
     for n in args.sizes:
         d = diagram(n)
+        gc.collect()  # garbage left by the previous size's peers is not this build's cost
         t0 = time.perf_counter()
         constraints = [g for g in d.goals if g.kind == "constraint"]
         objectives = [g for g in d.goals if g.kind == "objective"]

@@ -20,6 +20,12 @@ EMPTY_BLOCK = 0x40
 
 def uleb(n: int) -> bytes:
     """Unsigned LEB128: 7 bits per byte, low bits first, high bit = 'more follows'."""
+    if 0 <= n < _SMALL:
+        return _ULEB[n]
+    return _uleb(n)
+
+
+def _uleb(n: int) -> bytes:
     if n < 0:
         raise ValueError(f"uleb: negative value {n}")
     out = bytearray()
@@ -28,6 +34,10 @@ def uleb(n: int) -> bytes:
         out.append(byte | (0x80 if n else 0))
         if not n:
             return bytes(out)
+
+
+_SMALL = 1 << 14  # local and function indices, offsets: encoded once, looked up after
+_ULEB = [_uleb(n) for n in range(_SMALL)]
 
 
 def sleb(n: int) -> bytes:
@@ -133,14 +143,6 @@ class Asm:
         return self
 
     def __getattr__(self, name: str) -> Callable[..., Asm]:
-        if name in SIMPLE_OPS:
-            opcode = SIMPLE_OPS[name]
-            if name in ("memory_size", "memory_grow"):
-                return lambda: self.raw(bytes([opcode, 0x00]))
-            return lambda: self.raw(bytes([opcode]))
-        if name in MEMORY_OPS:
-            opcode, align = MEMORY_OPS[name]
-            return lambda offset=0, align=align: self.raw(bytes([opcode]) + uleb(align) + uleb(offset))
         raise AttributeError(f"Asm has no instruction {name!r}")
 
     # Instructions with immediates.
@@ -154,10 +156,12 @@ class Asm:
         return self.raw(b"\x44" + f64_bytes(v))
 
     def local_get(self, i: int) -> Asm:
-        return self.raw(b"\x20" + uleb(i))
+        self.code += _LOCAL_GET[i] if i < _SMALL else b"\x20" + uleb(i)
+        return self
 
     def local_set(self, i: int) -> Asm:
-        return self.raw(b"\x21" + uleb(i))
+        self.code += _LOCAL_SET[i] if i < _SMALL else b"\x21" + uleb(i)
+        return self
 
     def local_tee(self, i: int) -> Asm:
         return self.raw(b"\x22" + uleb(i))
@@ -188,6 +192,33 @@ class Asm:
 
     def br_table(self, depths: Sequence[int], default: int) -> Asm:
         return self.raw(b"\x0e" + vec([uleb(d) for d in depths]) + uleb(default))
+
+
+def _simple(opcode: int, *immediates: int) -> Callable[[Asm], Asm]:
+    code = bytes([opcode, *immediates])
+
+    def emit(self: Asm) -> Asm:
+        self.code += code
+        return self
+
+    return emit
+
+
+def _memory(opcode: int, align: int) -> Callable[..., Asm]:
+    def emit(self: Asm, offset: int = 0, align: int = align) -> Asm:
+        self.code += bytes([opcode]) + uleb(align) + uleb(offset)
+        return self
+
+    return emit
+
+
+# one method per opcode, made once (the assembler is called for every instruction emitted)
+for _name, _opcode in SIMPLE_OPS.items():
+    setattr(Asm, _name, _simple(_opcode, 0) if _name in ("memory_size", "memory_grow") else _simple(_opcode))
+for _name, (_opcode, _align) in MEMORY_OPS.items():
+    setattr(Asm, _name, _memory(_opcode, _align))
+_LOCAL_GET = [b"\x20" + b for b in _ULEB]
+_LOCAL_SET = [b"\x21" + b for b in _ULEB]
 
 
 def _wrap_signed(v: int, bits: int) -> int:
