@@ -143,11 +143,13 @@ class _Reads:
 def fuse_block(eqns: list[Eqn]) -> list[Eqn]:
     out: list[Eqn] = []
     reads = _Reads()
+    loops = Counter[int]()  # loops in `out` by range: most have no earlier partner to look for
     for e in eqns:
         if e.prim == "for":
             e = own_index_sums_as_elements(e)
-            if _fuse_into_earlier(out, e, reads):
+            if loops[e.params["n"]] and _fuse_into_earlier(out, e, reads, loops[e.params["n"]]):
                 continue
+            loops[e.params["n"]] += 1
         out.append(e)
     return out
 
@@ -176,45 +178,39 @@ def own_index_sums_as_elements(loop: Eqn) -> Eqn:
     return Eqn(outs, "for", loop.args, {**loop.params, "body": new_body})
 
 
-def _fuse_into_earlier(out: list[Eqn], late: Eqn, reads: _Reads) -> bool:
-    """Merge `late` into the nearest earlier loop over the same range where that is legal."""
-    for p in range(len(out) - 1, -1, -1):
-        early = out[p]
-        if early.prim != "for" or early.params["n"] != late.params["n"]:
-            continue
-        moved = _hoistable(out[p + 1 :], early, reads(late), reads)
-        if moved is None:
-            continue
-        fused = _merge(early, late)
-        if fused is None:
-            continue
-        reads.merged(fused, early, late)
-        moved_ids = {id(x) for x in moved}
-        rest = [x for x in out[p + 1 :] if id(x) not in moved_ids]
-        out[p:] = [*moved, fused, *rest]
-        return True
-    return False
+def _fuse_into_earlier(out: list[Eqn], late: Eqn, reads: _Reads, candidates: int) -> bool:
+    """Merge `late` into the nearest earlier loop over the same range where that is legal.
 
-
-def _hoistable(between: list[Eqn], early: Eqn, needs: set[Var], reads: _Reads) -> list[Eqn] | None:
-    """The equations between the two loops that `late` needs, if none of them needs `early`."""
-    elems = set(early.outs[: len(early.params["body"].results)])
-    tainted = set(early.outs)
-    for x in between:
-        if not tainted.isdisjoint(reads(x)):
-            tainted.update(x.outs)
-    if (needs & tainted) - elems:
-        return None
-    needed = set(needs)
+    One backward walk: the equations `late` needs (transitively) are collected on the way, to be
+    moved before the loop it joins. Joining `early` is legal when none of them reads `early`'s
+    results (they were needed closed under dependence, so none depends on `early` through another)
+    and `late` reads only `early`'s elements, at its own index (checked by `_merge`)."""
+    own = reads(late)
+    needed = set(own)  # what `late` and the equations moved with it read
+    moved_reads: set[Var] = set()  # what the equations moved with it read
     moved: list[Eqn] = []
-    for x in reversed(between):
-        if needed.intersection(x.outs):
-            if tainted.intersection(x.outs):
-                return None
+    for p in range(len(out) - 1, -1, -1):
+        x = out[p]
+        if x.prim == "for" and x.params["n"] == late.params["n"]:
+            candidates -= 1
+        if x.prim == "for" and x.params["n"] == late.params["n"] and moved_reads.isdisjoint(x.outs):
+            elems = x.outs[: len(x.params["body"].results)]
+            if own.isdisjoint(x.outs[len(elems) :]):
+                fused = _merge(x, late)
+                if fused is not None:
+                    reads.merged(fused, x, late)
+                    moved.reverse()
+                    moved_ids = {id(m) for m in moved}
+                    out[p:] = [*moved, fused, *(m for m in out[p + 1 :] if id(m) not in moved_ids)]
+                    return True
+        if not candidates:
+            return False
+        if not needed.isdisjoint(x.outs):
             moved.append(x)
-            needed |= reads(x)
-    moved.reverse()
-    return moved
+            r = reads(x)
+            needed |= r
+            moved_reads |= r
+    return False
 
 
 def _merge(early: Eqn, late: Eqn) -> Eqn | None:
