@@ -50,6 +50,7 @@ class FunctionGen:
         self.bounds_checks = bounds_checks
         self.asm = Asm()
         self.frame_end = frame_base
+        self.loop_depth = 0
         n_out = sum(is_array(t) for t in f.result_types)
         self.spilled = spilled(f)
         # Variables that stay in memory and are loaded where used: a wide function's parameters (in
@@ -182,7 +183,9 @@ class FunctionGen:
         ty = e.args[0].ty if e.args else None
         table = SCALAR_F64 if ty == Real else SCALAR_I32
         prim = e.prim
-        if prim in ("zmul", "zdiv"):
+        if prim in ("zmul", "zdiv") and self.loop_depth:
+            # in a loop the engine's branch (it has no float conditional move) repeats and is
+            # predicted well: x * y (x / y), or +0 where x == 0
             x, y = e.args
             a.f64_const(0.0)
             self.get(x)
@@ -192,6 +195,22 @@ class FunctionGen:
             a.f64_const(0.0)
             a.f64_eq()
             a.select()
+        elif prim in ("zmul", "zdiv"):
+            # in straight-line code, thousands of branches taken once per call are mispredicted:
+            # mask the product's bits by (x != 0) instead
+            x, y = e.args
+            self.get(x)
+            self.get(y)
+            a.f64_mul() if prim == "zmul" else a.f64_div()
+            a.i64_reinterpret_f64()
+            a.i64_const(0)
+            self.get(x)
+            a.f64_const(0.0)
+            a.f64_ne()
+            a.i64_extend_i32_u()
+            a.i64_sub()
+            a.i64_and()
+            a.f64_reinterpret_i64()
         elif prim == "select":
             c, x, y = e.args
             self.get(x)
@@ -367,7 +386,9 @@ class FunctionGen:
         a.i32_const(n)
         a.i32_ge_s()
         a.br_if(1)
+        self.loop_depth += 1
         self.block(body)
+        self.loop_depth -= 1
         for r, addr in zip(body.results, elem_addrs):
             es = size_of(r.ty)
             a.local_get(self.local[i])
