@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..ir import Atom, Block, Eqn, Function, Lit, Var
 from ..types import Bool, Int, Real, RefT, Scalar, Type, VecT
-from .encode import I32, Asm
+from .encode import I32, I64, Asm
 from .layout import (
     CodegenError,
     _align,
@@ -51,6 +51,7 @@ class FunctionGen:
         self.asm = Asm()
         self.frame_end = frame_base
         self.loop_depth = 0
+        self.bits_scratch: int | None = None  # one i64 local for branch-free selects
         n_out = sum(is_array(t) for t in f.result_types)
         self.spilled = spilled(f)
         # Variables that stay in memory and are loaded where used: a wide function's parameters (in
@@ -210,6 +211,25 @@ class FunctionGen:
             a.i64_extend_i32_u()
             a.i64_sub()
             a.i64_and()
+            a.f64_reinterpret_i64()
+        elif prim == "select" and e.outs[0].ty == Real and not self.loop_depth:
+            # straight-line code: y ^ ((x ^ y) & -c) on the bits, no branch to mispredict
+            c, x, y = e.args
+            if self.bits_scratch is None:
+                self.bits_scratch = self.temp(I64)
+            self.get(y)
+            a.i64_reinterpret_f64()
+            a.local_tee(self.bits_scratch)
+            self.get(x)
+            a.i64_reinterpret_f64()
+            a.local_get(self.bits_scratch)
+            a.i64_xor()
+            a.i64_const(0)
+            self.get(c)
+            a.i64_extend_i32_u()
+            a.i64_sub()
+            a.i64_and()
+            a.i64_xor()
             a.f64_reinterpret_i64()
         elif prim == "select":
             c, x, y = e.args

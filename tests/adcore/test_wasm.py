@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import adcore
-from adcore import Int, Real, Vec, compile, fn, interp, jvp, select, vec, vjp
+from adcore import Bool, Int, Real, Vec, compile, fn, interp, jvp, select, vec, vjp
 from adcore import math as am
 from adcore.runtime import WasmTimeout, WasmUnreachable
 from adcore.wasm.codegen import CodegenError
@@ -213,9 +213,9 @@ def test_wide_calls_keep_arguments_and_results_in_memory() -> None:
 
 
 def test_zero_guarded_products_agree_bit_for_bit_in_and_out_of_loops() -> None:
-    """zmul/zdiv (derivative code's 0 * anything = 0) are lowered two ways, with a branch inside
-    loops and with a bit mask in straight-line code: both must match the interpreter's IEEE results,
-    signs of zero included."""
+    """zmul/zdiv (derivative code's 0 * anything = 0) and float selects are lowered two ways, with a
+    branch inside loops and with bit masks in straight-line code: both must match the interpreter's
+    IEEE results, signs of zero included."""
     from adcore.interpreter import Interpreter
     from adcore.ir import Block, Eqn, Function, Var
     from adcore.types import VecT
@@ -225,14 +225,16 @@ def test_zero_guarded_products_agree_bit_for_bit_in_and_out_of_loops() -> None:
     xs, ys = Var(VecT(len(pairs), Real)), Var(VecT(len(pairs), Real))
     eqns, results = [], []
     for k in range(len(pairs)):  # straight line: one zmul and one zdiv per pair
-        a, b, m, d = Var(Real), Var(Real), Var(Real), Var(Real)
+        a, b, m, d, c, sel = Var(Real), Var(Real), Var(Real), Var(Real), Var(Bool), Var(Real)
         eqns += [
             Eqn((a,), "index", (xs, adcore.ir.Lit(k, Int))),
             Eqn((b,), "index", (ys, adcore.ir.Lit(k, Int))),
             Eqn((m,), "zmul", (a, b)),
             Eqn((d,), "zdiv", (a, b)),
+            Eqn((c,), "lt", (a, b)),
+            Eqn((sel,), "select", (c, a, b)),
         ]
-        results += [m, d]
+        results += [m, d, sel]
     i, a, b, m, d = Var(Int), Var(Real), Var(Real), Var(Real), Var(Real)
     looped = Block(
         (i,),
@@ -263,4 +265,4 @@ def test_zero_guarded_products_agree_bit_for_bit_in_and_out_of_loops() -> None:
         return [bits(v) for r in values for v in (r if isinstance(r, list) else [r])]
 
     assert flat(got) == flat(want)
-    assert bits(want[2 * specials.index(math.inf)]) == bits(0.0)  # zmul(0, inf): the case it exists for
+    assert bits(want[3 * specials.index(math.inf)]) == bits(0.0)  # zmul(0, inf): the case it exists for
