@@ -124,12 +124,7 @@ def fold(prim: str, args: Sequence[Atom]) -> Atom | None:
         return args[0]
     if prim == "select" and isinstance(args[0], Lit):
         return args[1] if args[0].val else args[2]
-    if (
-        args
-        and isinstance(args[0], Lit)
-        and all(isinstance(a, Lit) for a in args)
-        and prim not in ("idiv", "imod")
-    ):
+    if args and all(isinstance(a, Lit) for a in args) and prim not in ("idiv", "imod"):
         from .interpreter import EVAL  # constants fold with the interpreter's (IEEE) semantics
 
         if prim in EVAL:

@@ -193,18 +193,16 @@ def _fuse_into_earlier(out: list[Eqn], late: Eqn, reads: _Reads, candidates: int
         x = out[p]
         if x.prim == "for" and x.params["n"] == late.params["n"]:
             candidates -= 1
-        if x.prim == "for" and x.params["n"] == late.params["n"] and moved_reads.isdisjoint(x.outs):
-            elems = x.outs[: len(x.params["body"].results)]
-            if own.isdisjoint(x.outs[len(elems) :]):
-                fused = _merge(x, late)
-                if fused is not None:
-                    reads.merged(fused, x, late)
-                    moved.reverse()
-                    moved_ids = {id(m) for m in moved}
-                    out[p:] = [*moved, fused, *(m for m in out[p + 1 :] if id(m) not in moved_ids)]
-                    return True
-        if not candidates:
-            return False
+            totals = x.outs[len(x.params["body"].results) :]
+            fused = _merge(x, late) if moved_reads.isdisjoint(x.outs) and own.isdisjoint(totals) else None
+            if fused is not None:
+                reads.merged(fused, x, late)
+                moved.reverse()
+                moved_ids = {id(m) for m in moved}
+                out[p:] = [*moved, fused, *(m for m in out[p + 1 :] if id(m) not in moved_ids)]
+                return True
+            if not candidates:
+                return False
         if not needed.isdisjoint(x.outs):
             moved.append(x)
             r = reads(x)

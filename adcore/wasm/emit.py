@@ -40,6 +40,9 @@ SCALAR_I32 = {
 }  # fmt: skip
 
 
+Location = tuple[int | None, int, Type]  # (address, or None for the buffer in local 0; offset; type)
+
+
 class FunctionGen:
     """Emits one function. State: the assembler, variable -> local, and the frame's bump pointer."""
 
@@ -55,39 +58,42 @@ class FunctionGen:
         n_out = sum(is_array(t) for t in f.result_types)
         self.spilled = spilled(f)
         # Variables that stay in memory and are loaded where used: a wide function's parameters (in
-        # its buffer) and the scalar results of a wide call made once per activation (in the call's
-        # buffer). Thousands of them held in locals would be spilled by the engine anyway.
-        self.in_memory: dict[
-            Var, tuple[int | None, int, Type]
-        ] = {}  # var -> (base or None: local 0, offset, type)
+        # its buffer) and the scalar results of a wide call made once per activation, at top level
+        # (in the call's buffer, which nothing overwrites before the function returns). Thousands of
+        # them held in locals would be spilled by the engine anyway.
+        self.in_memory: dict[Var, Location] = {}
+        self.buffered_results = {
+            o
+            for e in f.body.eqns
+            if e.prim == "call" and spilled(e.params["fn"])
+            for o in e.outs
+            if not is_array(o.ty)
+        }
         self.stored_results: dict[Var, list[int]] = {}  # scalar results written where they are defined
-        for e in f.body.eqns:
-            if e.prim == "call" and spilled(e.params["fn"]):
-                self.in_memory.update((o, (None, 0, o.ty)) for o in e.outs if not is_array(o.ty))
         if self.spilled:  # local 0 is the buffer; output pointers are loaded from it
             self.in_memory.update(
                 (p, (None, 8 * k, Int if is_array(p.ty) else p.ty)) for k, p in enumerate(f.params)
             )
             first = len(f.params) + n_out
-            top = {o for e in f.body.eqns for o in e.outs} - set(self.in_memory)
+            top = {o for e in f.body.eqns for o in e.outs} - self.buffered_results
             scalars = [r for r in f.body.results if not is_array(r.ty)]
             for j, r in enumerate(scalars):
-                if r in top:
-                    self.stored_results.setdefault(r, []).append(8 * (first + j))  # type: ignore[index]
-            pre = [I32] * n_out
+                if isinstance(r, Var) and r in top:
+                    self.stored_results.setdefault(r, []).append(8 * (first + j))
             self.out_ptrs = list(range(1, 1 + n_out))
             self.n_params = 1
+            no_local = set(self.in_memory) | self.buffered_results
             self.local, types = allocate_locals(
-                f.body, {}, 1 + n_out, self.storage_type, set(self.in_memory), set(self.stored_results)
+                f.body, {}, 1 + n_out, self.storage_type, no_local, set(self.stored_results)
             )
-            self.local_types = pre + types
+            self.local_types = [I32] * n_out + types
         else:
             n_params = len(f.params) + n_out
             self.out_ptrs = list(range(len(f.params), n_params))
             self.n_params = n_params
             fixed = {p: k for k, p in enumerate(f.params)}
             self.local, self.local_types = allocate_locals(
-                f.body, fixed, n_params, self.storage_type, set(self.in_memory)
+                f.body, fixed, n_params, self.storage_type, self.buffered_results
             )
 
     @staticmethod
@@ -354,14 +360,13 @@ class FunctionGen:
     def op_call(self, e: Eqn) -> None:
         g: Function = e.params["fn"]
         out_addrs = [(o, self.alloc(size_of(o.ty))) for o in e.outs if is_array(o.ty)]
-        scalars = iter([o for o in e.outs if not is_array(o.ty)])
+        outs = [o for o in e.outs if not is_array(o.ty)]
+        scalars = iter(outs)
         buffer = self.alloc(8 * buffer_slots(g)) if spilled(g) else None
-        resident = buffer is not None and all(o in self.in_memory for o in scalars)
-        if resident:  # results stay in the buffer, which no later call overwrites
+        resident = buffer is not None and all(o in self.buffered_results for o in outs)
+        if resident:
             first = len(g.params) + len(out_addrs)
-            outs = [o for o in e.outs if not is_array(o.ty)]
             self.in_memory.update((o, (buffer, 8 * (first + j), o.ty)) for j, o in enumerate(outs))
-        scalars = iter([o for o in e.outs if not is_array(o.ty)])
         emit_call(
             self.asm,
             g,
@@ -372,7 +377,7 @@ class FunctionGen:
             None if resident else lambda t: self.set(next(scalars)),
         )
         if buffer is None:
-            for o in reversed([o for o in e.outs if not is_array(o.ty)]):
+            for o in reversed(outs):
                 self.set(o)
         for o, addr in out_addrs:
             if o in self.local:
