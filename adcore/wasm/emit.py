@@ -115,17 +115,18 @@ class FunctionGen:
         return addr
 
     def get(self, a: Atom) -> None:
-        if isinstance(a, Lit):
+        index = self.local.get(a)  # type: ignore[call-overload]
+        if index is not None:
+            self.asm.local_get(index)
+        elif isinstance(a, Lit):
             if a.ty == Real:
                 self.asm.f64_const(float(a.val))
             else:
                 self.asm.i32_const(int(a.val))
-        elif a in self.in_memory:
+        else:
             base, offset, t = self.in_memory[a]
             self.asm.local_get(0) if base is None else self.asm.i32_const(base)
             _load_slot(self.asm, t, offset)
-        else:
-            self.asm.local_get(self.local[a])
 
     def set(self, v: Var) -> None:
         if v in self.local:

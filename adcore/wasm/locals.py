@@ -31,7 +31,7 @@ class _Lifetimes:
         if len(loops) > len(def_loops):
             self.used_in_loop.setdefault(v, []).append(loops[len(def_loops)])
         else:
-            self.last_use[v] = max(self.last_use.get(v, self.pos), self.pos)
+            self.last_use[v] = self.pos  # positions only grow: the latest use is this one
 
     def block(self, b: Block, loops: tuple[int, ...]) -> None:
         for e in b.eqns:
@@ -90,7 +90,7 @@ def allocate_locals(
     types: list[int] = []
     free: dict[int, list[int]] = {}
     active: list[tuple[int, int, int]] = []  # (end, local index, type)
-    for v, (start, _) in sorted(life.defined.items(), key=lambda kv: kv[1][0]):
+    for v, (start, _) in life.defined.items():  # defined in order of position
         if v not in ends or v in local or v in in_memory:
             continue
         while active and active[0][0] < start:
