@@ -121,7 +121,8 @@ STAGES = st.lists(
 @settings(max_examples=60, deadline=None)
 @given(STAGES, st.lists(st.floats(-2, 2), min_size=N, max_size=N))
 def test_random_loop_pipelines_agree(stages: list[str], xs: list[float]) -> None:
-    """Chains of loops that read each other elementwise, backwards, through totals and scatters."""
+    """Chains of loops that read each other elementwise, backwards, through totals and scatters,
+    interpreted after fusion and compiled to Wasm."""
 
     def body(x: Any, perm: Any) -> Any:
         arrays = [x]
@@ -149,6 +150,7 @@ def test_random_loop_pipelines_agree(stages: list[str], xs: list[float]) -> None
     for h in (f, g):
         before, after = run_both(h, xs, perm)
         assert close(before, after)
+        assert close(before[0], adcore.compile(h)(xs, perm))  # the fused program, in Wasm
 
 
 def test_a_callee_stays_one_function_wherever_it_is_called() -> None:
