@@ -25,8 +25,7 @@ import time
 
 import numpy as np
 
-from energies.compile.kinds import group_goals
-from energies.compile.problem import CompiledProblem
+from energies.compile.problem import CompiledProblem, goal_kinds
 from energies.diagram import Diagram, GoalInstance, ShapeInstance, Unknowns
 from energies.expr import input_node
 
@@ -174,7 +173,7 @@ def main(argv: list[str] | None = None) -> None:
         t0 = time.perf_counter()
         constraints = [g for g in d.goals if g.kind == "constraint"]
         objectives = [g for g in d.goals if g.kind == "objective"]
-        d.cache["kinds"] = group_goals(objectives, "objective") + group_goals(constraints, "constraint")
+        goal_kinds(d, objectives, constraints)
         tables = (time.perf_counter() - t0) * 1e3
         t0 = time.perf_counter()
         p = CompiledProblem(d, cache=None)

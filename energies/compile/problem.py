@@ -96,12 +96,7 @@ class CompiledProblem:
         self.constraints = [g for g in diagram.goals if g.kind == "constraint"]
         self.objective_names = GoalNames(self.objectives)
         self.constraint_names = GoalNames(self.constraints)
-        kinds = diagram.cache.get("kinds")
-        if kinds is None:  # a diagram reused by a repeated request keeps its tables
-            kinds = diagram.cache["kinds"] = group_goals(self.objectives, "objective") + group_goals(
-                self.constraints, "constraint"
-            )
-        self.kinds: list[GoalKind] = kinds
+        self.kinds: list[GoalKind] = goal_kinds(diagram, self.objectives, self.constraints)
         key = (self.n_inputs, tuple(k.structure() for k in self.kinds))
         found = cache.get(key) if cache is not None else None
         self.cache_hit = found is not None
@@ -201,6 +196,19 @@ class CompiledProblem:
             for row, goal in enumerate(kind.goals):
                 np.add.at(target[goal], kind.rows_in[row], grads[row])
         return jac["objective"], jac["constraint"]
+
+
+def goal_kinds(
+    diagram: Diagram, objectives: list[GoalInstance], constraints: list[GoalInstance]
+) -> list[GoalKind]:
+    """The diagram's goals grouped into kind tables, kept in its cache: a diagram reused by a
+    repeated request keeps its tables."""
+    kinds = diagram.cache.get("kinds")
+    if kinds is None:
+        kinds = diagram.cache["kinds"] = group_goals(objectives, "objective") + group_goals(
+            constraints, "constraint"
+        )
+    return kinds
 
 
 def _active(goals: list[GoalInstance], stage: str) -> np.ndarray:
