@@ -1,16 +1,21 @@
 """Running adcore's Wasm under wasmtime: one engine, cached modules, fast calls, limits, memory views.
 
-* ``engine()``: the process-wide ``wasmtime.Engine`` (epoch interruption on, Cranelift opt level
-  "speed", parallel compilation).  A daemon thread advances its epoch every ``TICK_SECONDS``.
-* ``load_module(wasm, cache_dir=None)``: compiled modules are cached in memory by sha256 of the
-  bytes + engine configuration, and optionally on disk as ``Module.serialize()`` output wrapped in
-  our own header (magic, key, sha256 of the payload), checked before anything is deserialized.
-  (wasmtime's built-in cache is left off: it needs a TOML file and a per-user directory, and it
-  would not let us validate files before wasmtime reads them.)
+* ``engine(tier)``: one process-wide ``wasmtime.Engine`` per tier, both with epoch interruption; a
+  daemon thread advances their epochs every ``TICK_SECONDS``.  Tier "optimized" is Cranelift at opt
+  level "speed" (fast code, ~50k IR instructions compiled per second); tier "baseline" is Winch,
+  wasmtime's single-pass compiler (~20x faster to compile, code ~5x slower).
+* ``load_module(wasm, cache_dir=None, tier="optimized")``: compiled modules are cached in memory by
+  sha256 of the bytes + engine configuration, and optionally on disk as ``Module.serialize()``
+  output wrapped in our own header (magic, key, sha256 of the payload), checked before anything is
+  deserialized.  (wasmtime's built-in cache is left off: it needs a TOML file and a per-user
+  directory, and it would not let us validate files before wasmtime reads them.)
+* ``optimize_in_background(wasm, cache_dir)``: the optimized module compiled by a daemon thread
+  (one compile at a time, the same bytes compiled once); the returned Future ends in the module,
+  which is also put in the caches.  ``adcore.wasm.compiled`` uses it to start on baseline code.
 * ``Instance``: one ``Store`` + one instance, with a per-call time limit (epoch deadline) and a
   memory limit.  Traps become ``WasmTrap`` subclasses naming the exported function.
   THREADING: an ``Instance`` (its Store) must only be used by one thread at a time; create one
-  ``Instance`` per thread.  ``engine()`` and ``load_module`` are safe to share between threads.
+  ``Instance`` per thread.  Engines and ``load_module`` are safe to share between threads.
 * ``FastFunc``: calls an export through ``wasmtime_func_call_unchecked`` with a preallocated
   argument/result buffer, skipping the type inspection and boxing done by ``Func.__call__``.
 """
@@ -22,10 +27,12 @@ import hashlib
 import importlib.metadata
 import os
 import platform
+import queue
 import tempfile
 import threading
 import time
 from collections.abc import Sequence
+from concurrent.futures import Future
 from pathlib import Path
 
 import numpy as np
@@ -38,6 +45,23 @@ ENGINE_SETTINGS: dict[str, object] = {
     "cranelift_opt_level": "speed",
     "parallel_compilation": True,
 }
+# Winch is selected through the C API: wasmtime-py's `Config.strategy` setter knows only "auto"
+# and "cranelift".  A wasmtime built without Winch gets Cranelift's quickest settings instead.
+# Baseline compiles run on the calling thread: wasmtime's worker threads are shared by all engines,
+# and a background Cranelift compile holding them would hold up Winch tenfold.
+BASELINE_SETTINGS: dict[str, object] = {
+    "epoch_interruption": True,
+    "strategy": "winch",
+    "parallel_compilation": False,
+}
+BASELINE_FALLBACK: dict[str, object] = {
+    "epoch_interruption": True,
+    "parallel_compilation": False,
+    "cranelift_opt_level": "none",
+    "regalloc_algorithm": "single_pass",
+}
+TIERS = ("optimized", "baseline")
+_WINCH = 2  # wasmtime_strategy_t
 WASM_PAGE = 65536
 
 # --- errors -----------------------------------------------------------------------------------------
@@ -91,21 +115,47 @@ def trap_to_exception(function: str, trap: wasmtime.Trap, time_limit: float | No
 
 # --- engine and module cache ------------------------------------------------------------------------
 
-_engine: wasmtime.Engine | None = None
+_engines: dict[str, wasmtime.Engine] = {}
+_tier_settings: dict[str, dict[str, object]] = {}
 _lock = threading.Lock()
 _modules: dict[str, wasmtime.Module] = {}
 
 
-def engine() -> wasmtime.Engine:
-    global _engine
+def _configured(settings: dict[str, object]) -> wasmtime.Engine:
+    config = wasmtime.Config()
+    for name, value in settings.items():
+        if name == "strategy" and value == "winch":
+            ffi.wasmtime_config_strategy_set(config.ptr(), _WINCH)
+        elif name == "regalloc_algorithm":
+            config.cranelift_flag_set(name, str(value))
+        else:
+            setattr(config, name, value)
+    return wasmtime.Engine(config)
+
+
+def engine(tier: str = "optimized") -> wasmtime.Engine:
     with _lock:
-        if _engine is None:
-            config = wasmtime.Config()
-            for name, value in ENGINE_SETTINGS.items():
-                setattr(config, name, value)
-            _engine = wasmtime.Engine(config)
-            _start_ticker(_engine)
-        return _engine
+        eng = _engines.get(tier)
+        if eng is None:
+            eng = _engines[tier] = _new_engine(tier)
+            _start_ticker(eng)
+        return eng
+
+
+def _new_engine(tier: str) -> wasmtime.Engine:
+    if tier == "optimized":
+        _tier_settings[tier] = ENGINE_SETTINGS
+        return _configured(ENGINE_SETTINGS)
+    if tier != "baseline":
+        raise ValueError(f"unknown tier {tier!r}: expected one of {TIERS}")
+    for settings in (BASELINE_SETTINGS, BASELINE_FALLBACK):
+        try:
+            eng = _configured(settings)
+        except wasmtime.WasmtimeError:
+            continue
+        _tier_settings[tier] = settings
+        return eng
+    raise RuntimeError("wasmtime refused both baseline configurations")
 
 
 def _start_ticker(eng: wasmtime.Engine) -> None:
@@ -117,14 +167,15 @@ def _start_ticker(eng: wasmtime.Engine) -> None:
     threading.Thread(target=tick, name="adcore-wasm-epoch", daemon=True).start()
 
 
-def config_fingerprint() -> str:
+def config_fingerprint(tier: str = "optimized") -> str:
     """Everything that makes compiled code incompatible: wasmtime version, settings, host."""
-    settings = ";".join(f"{k}={v}" for k, v in sorted(ENGINE_SETTINGS.items()))
+    engine(tier)
+    settings = ";".join(f"{k}={v}" for k, v in sorted(_tier_settings[tier].items()))
     return f"wasmtime={importlib.metadata.version('wasmtime')};{settings};{platform.machine()}"
 
 
-def module_key(wasm: bytes) -> str:
-    return hashlib.sha256(config_fingerprint().encode() + b"\0" + wasm).hexdigest()
+def module_key(wasm: bytes, tier: str = "optimized") -> str:
+    return hashlib.sha256(config_fingerprint(tier).encode() + b"\0" + wasm).hexdigest()
 
 
 CACHE_MAGIC = b"ADCORE-CWASM-1\n"
@@ -147,30 +198,83 @@ def _unpack(key: str, blob: bytes) -> bytes | None:
     return payload if hashlib.sha256(payload).digest() == digest else None
 
 
-def load_module(wasm: bytes, cache_dir: str | Path | None = None) -> wasmtime.Module:
-    """Compile (or fetch from the caches) a module; the same bytes give the same Module object."""
-    key = module_key(wasm)
+def cached_module(
+    wasm: bytes, cache_dir: str | Path | None = None, tier: str = "optimized"
+) -> wasmtime.Module | None:
+    """The module if either cache has it (a disk hit is kept in memory too), else None."""
+    key = module_key(wasm, tier)
     with _lock:
         cached = _modules.get(key)
-    if cached is not None:
+    if cached is not None or cache_dir is None:
         return cached
-    module = _load_from_disk(key, Path(cache_dir)) if cache_dir is not None else None
+    module = _load_from_disk(key, Path(cache_dir), tier)
     if module is None:
-        try:
-            module = wasmtime.Module(engine(), wasm)
-        except wasmtime.WasmtimeError as e:
-            raise ValueError(f"invalid wasm module: {str(e).splitlines()[0]}") from e
-        if cache_dir is not None:
-            _store_to_disk(key, Path(cache_dir), bytes(module.serialize()))
+        return None
     with _lock:
         return _modules.setdefault(key, module)
+
+
+def load_module(wasm: bytes, cache_dir: str | Path | None = None, tier: str = "optimized") -> wasmtime.Module:
+    """Compile (or fetch from the caches) a module; the same bytes give the same Module object."""
+    module = cached_module(wasm, cache_dir, tier)
+    if module is not None:
+        return module
+    try:
+        module = wasmtime.Module(engine(tier), wasm)
+    except wasmtime.WasmtimeError as e:
+        raise ValueError(f"invalid wasm module: {str(e).splitlines()[0]}") from e
+    key = module_key(wasm, tier)
+    if cache_dir is not None:
+        _store_to_disk(key, Path(cache_dir), bytes(module.serialize()))
+    with _lock:
+        return _modules.setdefault(key, module)
+
+
+_queue: queue.SimpleQueue[tuple[bytes, str | Path | None, Future[wasmtime.Module]]] = queue.SimpleQueue()
+_in_flight: dict[str, Future[wasmtime.Module]] = {}
+_worker: threading.Thread | None = None
+
+
+def optimize_in_background(wasm: bytes, cache_dir: str | Path | None = None) -> Future[wasmtime.Module]:
+    """The optimized module, compiled by a daemon thread (so a process exits without waiting).
+
+    Compiles run one at a time (each already uses every core) and the same bytes only once.
+    """
+    global _worker
+    key, optimizing = module_key(wasm), engine("optimized")
+    with _lock:
+        future = _in_flight.get(key)
+        if future is None:
+            future = _in_flight[key] = Future()
+            _queue.put((wasm, cache_dir, future))
+            if _worker is None:
+                _worker = threading.Thread(
+                    target=_compile_queued, args=(optimizing,), name="adcore-wasm-optimize", daemon=True
+                )
+                _worker.start()
+    return future
+
+
+def _compile_queued(keep_alive: wasmtime.Engine) -> None:
+    """``keep_alive``: at interpreter exit a daemon thread is abandoned, never unwound, so this
+    reference keeps the engine it may still be compiling with from being freed under it."""
+    while True:
+        wasm, cache_dir, future = _queue.get()
+        key = module_key(wasm)
+        try:
+            future.set_result(load_module(wasm, cache_dir))
+        except BaseException as e:  # noqa: BLE001 - handed to whoever waits on the future
+            future.set_exception(e)
+        finally:
+            with _lock:
+                _in_flight.pop(key, None)
 
 
 def cache_path(cache_dir: Path, key: str) -> Path:
     return cache_dir / f"{key}.cwasm"
 
 
-def _load_from_disk(key: str, cache_dir: Path) -> wasmtime.Module | None:
+def _load_from_disk(key: str, cache_dir: Path, tier: str) -> wasmtime.Module | None:
     try:
         blob = cache_path(cache_dir, key).read_bytes()
     except OSError:
@@ -179,7 +283,7 @@ def _load_from_disk(key: str, cache_dir: Path) -> wasmtime.Module | None:
     if payload is None:
         return None  # corrupt or foreign: recompiled and overwritten by the caller
     try:
-        return wasmtime.Module.deserialize(engine(), payload)
+        return wasmtime.Module.deserialize(engine(tier), payload)
     except wasmtime.WasmtimeError:
         return None
 
@@ -208,7 +312,8 @@ class Instance:
     """A module instantiated in its own Store (not thread-safe: one Instance per thread).
 
     ``time_limit``: seconds each call may run (None: unlimited); ``memory_limit``: bytes of linear
-    memory the store may hold (instantiation or growth beyond it fails).
+    memory the store may hold (instantiation or growth beyond it fails); ``tier``: the engine the
+    module was (or is to be) compiled by.
     """
 
     def __init__(
@@ -218,9 +323,12 @@ class Instance:
         time_limit: float | None = 10.0,
         memory_limit: int | None = 256 * 2**20,
         cache_dir: str | Path | None = None,
+        tier: str = "optimized",
     ) -> None:
-        self.module = module if isinstance(module, wasmtime.Module) else load_module(module, cache_dir)
-        self.store = wasmtime.Store(engine())
+        if not isinstance(module, wasmtime.Module):
+            module = load_module(module, cache_dir, tier)
+        self.module, self.tier = module, tier
+        self.store = wasmtime.Store(engine(tier))
         self.time_limit = time_limit
         self.memory_limit = memory_limit
         if memory_limit is not None:
@@ -286,7 +394,10 @@ class Instance:
 
 
 class MemoryView:
-    """A numpy window on linear memory; ``.array`` is rebuilt when the memory moved or grew."""
+    """A numpy window on linear memory; ``.array`` is rebuilt when the memory moved or grew.
+
+    The arrays own a reference to the Instance: reading one after its instance was dropped reads
+    that instance's last memory, never freed memory."""
 
     def __init__(self, inst: Instance, memory: wasmtime.Memory, offset: int, n: int, dtype: np.dtype) -> None:
         if offset % dtype.itemsize:
@@ -305,6 +416,7 @@ class MemoryView:
             if end > size:
                 raise IndexError(f"view [{self.offset}, {end}) exceeds linear memory of {size} bytes")
             raw = (ctypes.c_ubyte * size).from_address(ptr)
+            raw.owner = self.inst  # an array kept after its Compiled moved on keeps its Store alive
             self._array = np.frombuffer(raw, dtype=self.dtype, count=self.n, offset=self.offset)
             self._base = (ptr, size)
         return self._array

@@ -3,17 +3,26 @@
 `compile_fn(f)(*args)` takes and returns the same Python values as `interp(f)`. For hot loops,
 `Compiled.inputs`/`Compiled.outputs` are numpy views on the module's memory for the array leaves,
 and `Compiled.call_raw(*scalars)` runs the function with one raw call.
+
+Tiers: a large module not yet in the caches starts on baseline code (Winch compiles it in a few
+milliseconds) while Cranelift compiles it in the background; the first call after that compile
+ends moves the memory to an optimized instance and goes on there.  The views are rebuilt in the
+same lists at that moment: index `inputs`/`outputs` at each use rather than keeping an array.
 """
 
 from __future__ import annotations
 
+import ctypes
+from concurrent.futures import Future
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+import wasmtime
 
 from ..interpreter import argument_leaves, to_python
 from ..ir import Function
-from ..runtime import Instance
+from ..runtime import WASM_PAGE, Instance, cached_module, optimize_in_background
 from ..types import Bool, Real, Type, VecT
 from .codegen import Plan, build_module, is_array
 
@@ -33,8 +42,25 @@ def _dtype_shape(t: Type) -> tuple[type, tuple[int, ...]]:
     return (np.float64 if t == Real else np.int32), tuple(shape)
 
 
+# Below this size Cranelift takes a few milliseconds (it compiles ~1 MB of our Wasm a second), less
+# than the baseline code would lose running at a fifth of the speed.
+BASELINE_MIN_BYTES = 16 * 1024
+
+
+def starting_tier(wasm: bytes, tier: str, cache_dir: str | Path | None) -> str:
+    """ "auto": optimized if cached or small, else baseline (and the optimized one in the background)."""
+    if tier != "auto":
+        return tier
+    if len(wasm) < BASELINE_MIN_BYTES or cached_module(wasm, cache_dir) is not None:
+        return "optimized"
+    return "baseline"
+
+
 class Compiled:
-    """One instance of a compiled function (with its own Store: use one per thread)."""
+    """One instance of a compiled function (with its own Store: use one per thread).
+
+    ``tier``: "auto" (see the module docstring), "optimized" or "baseline" (no tier-up).
+    """
 
     def __init__(
         self,
@@ -43,16 +69,69 @@ class Compiled:
         time_limit: float | None = 10.0,
         memory_limit: int | None = 1 << 30,
         bounds_checks: bool = True,
+        tier: str = "auto",
+        cache_dir: str | Path | None = None,
     ):
         self.fn = f
         ir: Function = f.ir if hasattr(f, "ir") else f
         self.ir = ir
         wasm, self.plan = module_for(ir, bounds_checks)
         self.wasm_bytes = len(wasm)
-        self.instance = Instance(wasm, time_limit=time_limit, memory_limit=memory_limit)
-        self.call_raw = self.instance.fast("main")
-        self.inputs = [self._view(p.ty, a) for p, a in zip(ir.params, self.plan.param_addrs)]
-        self.outputs = [self._view(t, a) for t, a in zip(ir.result_types, self.plan.result_addrs)]
+        self.inputs: list[np.ndarray | None] = []
+        self.outputs: list[np.ndarray | None] = []
+        start = starting_tier(wasm, tier, cache_dir)
+        disk = cache_dir if start == "optimized" else None  # baseline code is never worth keeping
+        limits = {"time_limit": time_limit, "memory_limit": memory_limit}
+        instance = Instance(wasm, cache_dir=disk, tier=start, **limits)
+        # Started once the baseline code exists, so the two compiles never compete for the cores.
+        self._optimizing: Future[wasmtime.Module] | None = None
+        if start == "baseline" and tier == "auto":
+            self._optimizing = optimize_in_background(wasm, cache_dir)
+        self._bind(instance)
+
+    @property
+    def tier(self) -> str:
+        return self.instance.tier
+
+    def _bind(self, instance: Instance) -> None:
+        self.instance = instance
+        fast = instance.fast("main")
+        # While an optimized module is on its way, calls go through a check; afterwards, straight in.
+        self.call_raw = fast if self._optimizing is None else self._call_checking
+        self._fast = fast
+        ir, plan = self.ir, self.plan
+        self.inputs[:] = [self._view(p.ty, a) for p, a in zip(ir.params, plan.param_addrs)]
+        self.outputs[:] = [self._view(t, a) for t, a in zip(ir.result_types, plan.result_addrs)]
+
+    def _call_checking(self, *args: float | int) -> object:
+        if self._optimizing is not None and self._optimizing.done():
+            self._tier_up()
+        return self._fast(*args)
+
+    def wait_optimized(self, timeout: float | None = None) -> bool:
+        """Block until the optimized code runs this function (True), or `timeout` seconds pass."""
+        if self._optimizing is not None:
+            try:
+                self._optimizing.result(timeout)
+            except TimeoutError:
+                return False
+            except Exception:  # noqa: BLE001 - _tier_up keeps the baseline code
+                pass
+            self._tier_up()
+        return self.tier == "optimized"
+
+    def _tier_up(self) -> None:
+        future, self._optimizing = self._optimizing, None
+        assert future is not None
+        old = self.instance
+        try:
+            module = future.result()
+        except Exception:  # noqa: BLE001 - Winch compiled the same bytes: stay on baseline code
+            self._bind(old)
+            return
+        new = Instance(module, time_limit=old.time_limit, memory_limit=old.memory_limit, tier="optimized")
+        _copy_memory(old, new)
+        self._bind(new)
 
     def _view(self, t: Type, addr: int | None) -> np.ndarray | None:
         if addr is None or not is_array(t):
@@ -77,6 +156,16 @@ class Compiled:
         results = self.call_leaves(argument_leaves(f, args))
         fixed = [_python_scalar(r, t) for r, t in zip(results, self.ir.result_types)]
         return to_python(f.ret, fixed)
+
+
+def _copy_memory(src: Instance, dst: Instance) -> None:
+    """The whole linear memory (inputs written, tables, constants) into a fresh instance."""
+    source, target = src.memory(), dst.memory()
+    n = source.data_len(src.store)
+    missing = n - target.data_len(dst.store)
+    if missing > 0:
+        dst.grow_memory(-(-missing // WASM_PAGE))
+    ctypes.memmove(target.data_ptr(dst.store), source.data_ptr(src.store), n)
 
 
 def _python_scalar(value: Any, t: Type) -> Any:

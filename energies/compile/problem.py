@@ -182,7 +182,8 @@ class CompiledProblem:
             self.functions.goal_gradients = goal_gradients_function(
                 self.kinds, self.functions.kind_fns, self.n_inputs
             )
-        c = Compiled(self.functions.goal_gradients, time_limit=self.time_limit)
+        # Run once, to find where a NaN came from: not worth optimized code.
+        c = Compiled(self.functions.goal_gradients, time_limit=self.time_limit, tier="baseline")
         self._write_tables(c)
         c.inputs[0][...] = x
         c.call_raw(0.0)
