@@ -106,6 +106,11 @@ class Builder:
 def fold(prim: str, args: Sequence[Atom]) -> Atom | None:
     """Algebraic identities that keep derivative code small; exact in IEEE arithmetic where it matters
     (x + 0 -> x is exact for x != -0, which only changes the sign of a zero)."""
+    for a in args:
+        if a.__class__ is Lit:
+            break
+    else:
+        return None  # every rule below needs a literal operand (asked for every instruction)
     if prim == "add" and len(args) == 2:
         a, b = args
         if is_lit(a, 0) and a.ty == b.ty:

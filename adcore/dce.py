@@ -25,18 +25,19 @@ def dce_function(f: Function) -> Function:
 def dce_eqns(eqns: tuple[Eqn, ...], live: set[Var], live_refs: set[Var]) -> list[Eqn]:
     kept: list[Eqn] = []
     for e in reversed(eqns):
-        if e.prim == "accum":
+        prim = e.prim
+        if prim == "accum":
             if e.args[0] in live_refs:
                 kept.append(e)
-                live.update(a for a in e.args if isinstance(a, Var))
-        elif e.prim == "for":
+                live.update([a for a in e.args if a.__class__ is Var])
+        elif prim == "for":
             loop = dce_loop(e, live, live_refs)
             if loop is not None:
                 kept.append(loop)
                 live.update(free_vars(loop.params["body"]))
-        elif any(o in live for o in e.outs):
+        elif not live.isdisjoint(e.outs):
             kept.append(e)
-            live.update(a for a in e.args if isinstance(a, Var))
+            live.update([a for a in e.args if a.__class__ is Var])
     kept.reverse()
     return kept
 

@@ -15,6 +15,7 @@ Semantics are unchanged (the interpreter gives identical results before and afte
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from .builder import fold
@@ -113,7 +114,8 @@ class Simplifier:
 
     def reuse(self, prim: str, args: tuple[Atom, ...], out: Var) -> bool:
         """Common subexpressions: a pure scalar instruction already computed in scope is reused."""
-        key = (prim, *(("v", a.id) if isinstance(a, Var) else ("l", a.val, a.ty.name) for a in args))
+        # Variables hash by identity; a literal by its value, type, and sign (0.0 == -0.0)
+        key = (prim, *[a if a.__class__ is Var else _literal_key(a) for a in args])  # type: ignore[arg-type]
         for scope in reversed(self.known):
             found = scope.get(key)
             if found is not None:
@@ -123,7 +125,9 @@ class Simplifier:
         return False
 
     def eqn(self, e: Eqn, in_loop: bool, out: list[Eqn]) -> None:
-        args = tuple(self.atom(a) for a in e.args)
+        # One lookup resolves a variable: what `sub` maps to is itself resolved when it is stored
+        get = self.sub.get
+        args = tuple([a if a.__class__ is Lit else get(a, a) for a in e.args])
         if e.prim == "index" and isinstance(args[1], Lit) and args[0] in self.vec_lits:
             self.sub[e.outs[0]] = self.vec_lits[args[0]][int(args[1].val)]  # type: ignore[index]
             return
@@ -215,6 +219,10 @@ class Simplifier:
             out.append(Eqn((v,), "add", (total, a)))
             total = v
         return total
+
+
+def _literal_key(a: Lit) -> tuple[Any, ...]:
+    return (a.val, a.ty, math.copysign(1.0, a.val) if a.ty is Real else 0)
 
 
 def _scalar_ref(p: Var) -> bool:

@@ -8,7 +8,6 @@ convention: `layout.py`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..fuse import fuse_program
@@ -103,13 +102,14 @@ def _entry(f: Function, plan: Plan, target: int, buffer: int) -> tuple[list[int]
     results = [wasm_type(t) for t in f.result_types if not is_array(t)]
     a = Asm()
     k = 0
-    args: list[Callable[[], object]] = []
+    args: list[tuple[bool, int]] = []  # (in a local, index or address)
     for addr in plan.param_addrs:
         if addr is None:
-            args.append(lambda k=k: a.local_get(k))
+            args.append((True, k))
             k += 1
         else:
-            args.append(lambda addr=addr: a.i32_const(addr))
+            args.append((False, addr))
     outs = [addr for addr in plan.result_addrs if addr is not None]
-    emit_call(a, f, target, args, outs, buffer, lambda t: None)
+    push = lambda arg: a.local_get(arg[1]) if arg[0] else a.i32_const(arg[1])
+    emit_call(a, f, target, args, push, outs, buffer, lambda t: None)
     return params, results, [], a

@@ -38,6 +38,8 @@ SCALAR_I32 = {
     "lt": "i32_lt_s", "le": "i32_le_s", "gt": "i32_gt_s", "ge": "i32_ge_s", "eq": "i32_eq",
     "ne": "i32_ne", "and": "i32_and", "or": "i32_or",
 }  # fmt: skip
+_F64_OPCODES = {prim: bytes(getattr(Asm(), name)().code) for prim, name in SCALAR_F64.items()}
+_I32_OPCODES = {prim: bytes(getattr(Asm(), name)().code) for prim, name in SCALAR_I32.items()}
 
 
 Location = tuple[int | None, int, Type]  # (address, or None for the buffer in local 0; offset; type)
@@ -115,22 +117,24 @@ class FunctionGen:
         return addr
 
     def get(self, a: Atom) -> None:
-        index = self.local.get(a)  # type: ignore[call-overload]
-        if index is not None:
-            self.asm.local_get(index)
-        elif isinstance(a, Lit):
+        if a.__class__ is Lit:  # tested first: a literal would hash as a dataclass, slowly
             if a.ty == Real:
                 self.asm.f64_const(float(a.val))
             else:
                 self.asm.i32_const(int(a.val))
+            return
+        index = self.local.get(a)  # type: ignore[call-overload]
+        if index is not None:
+            self.asm.local_get(index)
         else:
-            base, offset, t = self.in_memory[a]
+            base, offset, t = self.in_memory[a]  # type: ignore[index]
             self.asm.local_get(0) if base is None else self.asm.i32_const(base)
             _load_slot(self.asm, t, offset)
 
     def set(self, v: Var) -> None:
-        if v in self.local:
-            self.asm.local_set(self.local[v])
+        index = self.local.get(v)
+        if index is not None:
+            self.asm.local_set(index)
         else:
             self.asm.drop()
 
@@ -187,8 +191,16 @@ class FunctionGen:
             self.scalar(e)
 
     def scalar(self, e: Eqn) -> None:
+        args = e.args
+        ty = args[0].ty if args else None
+        opcode = (_F64_OPCODES if ty is Real else _I32_OPCODES).get(e.prim)
+        if opcode is not None and (ty is Real or ty is Int):  # most instructions: operands, one opcode
+            for x in args:
+                self.get(x)
+            self.asm.code += opcode
+            self.set(e.outs[0])
+            return
         a = self.asm
-        ty = e.args[0].ty if e.args else None
         table = SCALAR_F64 if ty == Real else SCALAR_I32
         prim = e.prim
         if prim in ("zmul", "zdiv") and self.loop_depth:
@@ -372,7 +384,8 @@ class FunctionGen:
             self.asm,
             g,
             self.index[id(g)],
-            [lambda x=x: self.get(x) for x in e.args],
+            e.args,
+            self.get,
             [a for _, a in out_addrs],
             buffer,
             None if resident else lambda t: self.set(next(scalars)),

@@ -9,11 +9,14 @@ except for functions too wide for the engine's limits, which take everything thr
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 from ..errors import AdcoreError
 from ..ir import Function
 from ..types import Real, RefT, Type, VecT
 from .encode import F64, I32, Asm
+
+T = TypeVar("T")
 
 ALIGN = 8
 MAX_MEMORY = 2**30  # a memory plan larger than this is refused at compile time
@@ -36,7 +39,8 @@ def wasm_type(t: Type) -> int:
 
 
 def is_array(t: Type) -> bool:
-    return isinstance(t, VecT) or (isinstance(t, RefT) and isinstance(t.of, VecT))
+    cls = t.__class__  # classes compared by identity: asked for every operand emitted
+    return cls is VecT or (cls is RefT and t.of.__class__ is VecT)  # type: ignore[union-attr]
 
 
 def _align(n: int) -> int:
@@ -49,8 +53,12 @@ MAX_RESULTS = 64
 
 def spilled(f: Function) -> bool:
     """Whether f takes its arguments and returns its scalars through a buffer in memory."""
-    n_in = len(f.params) + sum(is_array(t) for t in f.result_types)
-    return n_in > MAX_PARAMS or sum(not is_array(t) for t in f.result_types) > MAX_RESULTS
+    known = f.cache.get("spilled")
+    if known is None:
+        n_arrays = sum(map(is_array, f.result_types))
+        n_in = len(f.params) + n_arrays
+        known = f.cache["spilled"] = n_in > MAX_PARAMS or len(f.result_types) - n_arrays > MAX_RESULTS
+    return known
 
 
 def buffer_slots(f: Function) -> int:
@@ -71,25 +79,26 @@ def emit_call(
     a: Asm,
     g: Function,
     target: int,
-    args: Sequence[Callable[[], object]],
+    args: Sequence[T],
+    push: Callable[[T], object],
     out_addrs: Sequence[int],
     buffer: int | None,
     take_result: Callable[[Type], None] | None,
 ) -> None:
-    """Call g: arguments (each pushed by a callback), output pointers, then scalar results left on
-    the stack (direct call) or loaded from the buffer and handed to `take_result` in order (left in
-    the buffer if it is None)."""
+    """Call g: arguments (`push(arg)` puts each on the stack), output pointers, then scalar results
+    left on the stack (direct call) or loaded from the buffer and handed to `take_result` in order
+    (left in the buffer if it is None)."""
     if not spilled(g):
-        for push in args:
-            push()
+        for x in args:
+            push(x)
         for addr in out_addrs:
             a.i32_const(addr)
         a.call(target)
         return
     assert buffer is not None
-    for k, (p, push) in enumerate(zip(g.params, args)):
+    for k, (p, x) in enumerate(zip(g.params, args)):
         a.i32_const(buffer)
-        push()
+        push(x)
         _store_slot(a, p.ty, 8 * k)
     for j, addr in enumerate(out_addrs):
         a.i32_const(buffer)

@@ -34,11 +34,16 @@ class _Lifetimes:
             self.last_use[v] = self.pos  # positions only grow: the latest use is this one
 
     def block(self, b: Block, loops: tuple[int, ...]) -> None:
+        defined, last_use, depth = self.defined, self.last_use, len(loops)
         for e in b.eqns:
             self.pos += 1
             for a in e.args:
-                if isinstance(a, Var):
-                    self.use(a, loops)
+                if a.__class__ is Var:
+                    d = defined.get(a)  # type: ignore[call-overload]
+                    if d is not None and len(d[1]) == depth:  # the common case of `use`, inline
+                        last_use[a] = self.pos  # type: ignore[index]
+                    elif d is not None:
+                        self.use(a, loops)  # type: ignore[arg-type]
             if e.prim == "for":
                 body: Block = e.params["body"]
                 loop_id = self.pos
@@ -56,8 +61,9 @@ class _Lifetimes:
                     self.use(p, loops)
             else:
                 self.pos += 1
+            pos = (self.pos, loops)
             for o in e.outs:
-                self.define(o, loops)
+                defined[o] = pos
 
     def ends(self) -> dict[Var, int]:
         ends = dict(self.last_use)
