@@ -266,3 +266,13 @@ def test_zero_guarded_products_agree_bit_for_bit_in_and_out_of_loops() -> None:
 
     assert flat(got) == flat(want)
     assert bits(want[3 * specials.index(math.inf)]) == bits(0.0)  # zmul(0, inf): the case it exists for
+
+
+def test_products_with_zeros_of_either_sign_are_not_merged() -> None:
+    # 0.0 == -0.0, but x * 0.0 and x * -0.0 differ in sign: common subexpressions must not merge them
+    f = fn([Real], Vec(2, Real), lambda x: [x * 0.0, x * -0.0])
+    for x in (1.0, -1.0):
+        want = interp(f)(x)
+        got = compile(f)(x)
+        assert [math.copysign(1.0, v) for v in got] == [math.copysign(1.0, v) for v in want]
+        assert math.copysign(1.0, want[0]) != math.copysign(1.0, want[1])
