@@ -260,9 +260,12 @@ def _compile_queued(keep_alive: wasmtime.Engine) -> None:
     reference keeps the engine it may still be compiling with from being freed under it."""
     while True:
         wasm, cache_dir, future = _queue.get()
-        key = module_key(wasm)
+        key, baseline_key = module_key(wasm), module_key(wasm, "baseline")
         try:
-            future.set_result(load_module(wasm, cache_dir))
+            module = load_module(wasm, cache_dir)
+            with _lock:  # from now on instances start optimized: the baseline code is not kept
+                _modules.pop(baseline_key, None)
+            future.set_result(module)
         except BaseException as e:  # noqa: BLE001 - handed to whoever waits on the future
             future.set_exception(e)
         finally:

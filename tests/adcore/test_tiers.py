@@ -86,7 +86,10 @@ def test_inputs_written_before_the_move_are_carried_over() -> None:
 def test_optimized_code_once_compiled_is_where_the_next_instance_starts(tmp_path: Path) -> None:
     g = long_gradient(3)
     first = compile(g, cache_dir=tmp_path)
+    wasm, _ = module_for(g.ir)
+    assert runtime.cached_module(wasm, tier="baseline") is not None
     assert first.tier == "baseline" and first.wait_optimized(timeout=120)
+    assert runtime.cached_module(wasm, tier="baseline") is None  # not kept once optimized code exists
     assert compile(g).tier == "optimized"  # from memory
     runtime.clear_memory_cache()
     assert compile(g, cache_dir=tmp_path).tier == "optimized"  # from disk, written by the background
