@@ -1,8 +1,11 @@
 """The Style evaluator: matched Style blocks -> a `Diagram` (shapes, goals, unknowns).
 
 Modules, by phase:
-    env             the translation: path -> defining expression (override/delete rules, scopes,
-                    path resolution, Penrose's dependency graph)
+    paths           scopes, path references, path resolution compiled once per block
+    context         block plans (a block compiled once, its local-scope layout) and match contexts
+    env             the translation: path -> defining expression (override/delete rules)
+    local_scopes    the local scopes of all matches, in Penrose's map order
+    graph           Penrose's dependency graph, walked: shape order, evaluation order
     penrose_order   Immutable.js map iteration order (Penrose's default shape order)
     evaluate        expressions, demand-driven and memoized; unknowns (`?`); paths and indices
     arith           values and Penrose's operators (vectors, matrices, `.*`, `./`, `'`)

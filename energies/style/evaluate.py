@@ -30,20 +30,21 @@ from energies.lang.substance_env import Literal
 from energies.shapes import Canvas, Color
 from energies.shapes.specs import uniform_float
 from energies.style import arith, goals, shapes
-from energies.style.env import (
-    Assignment,
+from energies.style.context import (
     BlockContext,
-    CollectionRef,
-    NamespaceRef,
-    ObjectRef,
-    Scope,
+    ExprSource,
+    MatchCounter,
     ShapeSource,
-    SubstanceRef,
     resolve_path,
+    source_context,
 )
+from energies.style.env import Assignment
 from energies.style.errors import Reporter, SkipFailed
 from energies.style.goals import Layer, NotAValue
 from energies.style.library_bridge import Library
+from energies.style.paths import CollectionRef, NamespaceRef, ObjectRef, SubstanceRef
+
+_UNSET = object()
 
 
 class Evaluator:
@@ -70,6 +71,7 @@ class Evaluator:
         self.goals: list[GoalInstance] = []
         self.layers: list[Layer] = []
         self.label_cache: dict[str, Any] = {}
+        self.goal_forms: dict[int, goals.GoalForm] = {}  # id(goal statement) -> its checked form
 
     # ---- paths ------------------------------------------------------------------------------------
 
@@ -101,20 +103,31 @@ class Evaluator:
         if ref.prop is None:
             if isinstance(source, ShapeSource):
                 return shapes.build_shape(self, ref, source)
-            return goals.evaluate_statement(self, ref, source)
+            return goals.evaluate_statement(self, source, source_context(source, ref.scope))
         if not isinstance(source, ShapeSource):
             raise self.rep.error(
                 pos, f"{ref.field_ref.key} is not a shape, so {ref.key} is not defined", "MissingPathError"
             )
         prop_source = source.props.get(ref.prop)
         if prop_source is not None:
-            return self.eval_expr(prop_source.expr, prop_source.ctx)
+            return self.eval_expr(prop_source.expr, source_context(prop_source, ref.scope))
         return shapes.default_prop(self, ref, source, pos)
 
     def eval_field(self, ref: ObjectRef) -> None:
         """Evaluate a field for its effects (goals, unknowns, errors); errors are collected."""
         with contextlib.suppress(SkipFailed):
             self.value_at(ref, None)
+
+    def eval_statement(self, key: str, source: ExprSource, ctx: BlockContext) -> None:
+        """Evaluate a goal or layering statement no path can read (so nothing memoizes it) for its
+        effects; like `eval_field` otherwise."""
+        self.active.append(key)
+        try:
+            goals.evaluate_statement(self, source, ctx)
+        except SkipFailed:
+            pass
+        finally:
+            self.active.pop()
 
     # ---- expressions ------------------------------------------------------------------------------
 
@@ -166,11 +179,22 @@ class Evaluator:
             return self.listof(e, ctx)
         if isinstance(e, S.UnaryStyVarExpr):
             return self.unary_sty_var(e, ctx)
+        if isinstance(e, MatchCounter):
+            return ctx.counter(e.name)
         what = type(e).__name__
         raise self.rep.error(getattr(e, "pos", None), f"a {what} is not a value here", "NotValueError")
 
     def eval_value(self, e: S.Expr, ctx: BlockContext) -> Any:
         """An expression whose value must be a value (not a goal statement)."""
+        if e.__class__ is S.Fix:
+            return e.value
+        if e.__class__ is S.Path and not e.indices:
+            # a path met before in this match, whose value is known: what eval_expr would return
+            ref = ctx.resolved.get(id(e))
+            if ref.__class__ is ObjectRef:
+                v = self.memo.get(ref.key, _UNSET)
+                if v is not _UNSET and not isinstance(v, NotAValue):
+                    return v
         v = self.eval_expr(e, ctx)
         if isinstance(v, NotAValue):
             raise self.rep.error(
@@ -264,11 +288,9 @@ class Evaluator:
             raise self.rep.error(
                 e.path.pos, "listof needs a collection (a collector's `into` name)", "NotCollectionError"
             )
-        from energies.lang.substance_env import unique_name
-
         values = []
         for v in coll.values:
-            ref = ObjectRef(Scope("sub", unique_name(v)), e.field.value)
+            ref = ObjectRef(ctx.plan.substance_scope(v), e.field.value)
             if self.assignment.lookup(ref) is not None:  # Penrose skips members without the field
                 values.append(self.value_at(ref, e.pos))
         return self.collect(values, e.pos)

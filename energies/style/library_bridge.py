@@ -60,6 +60,7 @@ class Library:
         self._constraints = constraints
         self._objectives = objectives
         self._import_error: str | None = None
+        self._good_goals: set[tuple[str, str, int]] = set()  # (kind, name, number of arguments)
 
     def _load(self) -> None:
         if self._functions is not None and self._constraints is not None and self._objectives is not None:
@@ -129,6 +130,8 @@ class Library:
         return arith.to_plain(result)
 
     def check_goal(self, kind: str, name: str, n_args: int, ev: Evaluator, pos: Pos) -> None:
+        if (kind, name, n_args) in self._good_goals:  # checked before: a goal in every match
+            return
         table = self.constraints if kind == "constraint" else self.objectives
         fn = table.get(name)
         if fn is None:
@@ -142,6 +145,7 @@ class Library:
         problem = arity_problem(getattr(fn, "impl", fn), n_args)
         if problem:
             raise ev.rep.error(pos, f"{kind} {name} {problem}", "ArgLengthMismatch")
+        self._good_goals.add((kind, name, n_args))
 
     def goal_function(self, kind: str, name: str) -> Any:
         return (self.constraints if kind == "constraint" else self.objectives)[name]
@@ -165,22 +169,34 @@ _GOAL_PARAM_KINDS: dict[str, tuple[str, Callable[[Any], bool]]] = {
 }
 
 
-def check_goal_args(name: str, fn: Any, args: list[Any], positions: list[Pos], ev: Evaluator) -> None:
-    """Each argument of a constraint/objective has the kind its parameter wants (else a located error)."""
+ArgCheck = tuple[str, tuple[str, Callable[[Any], bool]] | None]  # parameter name, what it accepts
+
+
+def goal_arg_checks(fn: Any) -> tuple[ArgCheck, ...]:
+    """Per parameter of a constraint/objective: its name and what it accepts (None: anything)."""
     sig = _signature(getattr(fn, "impl", fn))
     if sig is None:
-        return
-    for param, arg, pos in zip(sig.parameters.values(), args, positions, strict=False):
+        return ()
+    out = []
+    for param in sig.parameters.values():
         annotation = (
             param.annotation
             if isinstance(param.annotation, str)
             else getattr(param.annotation, "__name__", "")
         )
-        expected = _GOAL_PARAM_KINDS.get(annotation)
+        out.append((param.name, _GOAL_PARAM_KINDS.get(annotation)))
+    return tuple(out)
+
+
+def check_goal_args(
+    name: str, checks: tuple[ArgCheck, ...], args: list[Any], positions: list[Pos], ev: Evaluator
+) -> None:
+    """Each argument of a constraint/objective has the kind its parameter wants (else a located error)."""
+    for (param, expected), arg, pos in zip(checks, args, positions, strict=False):
         if expected is not None and not expected[1](arg):
             raise ev.rep.error(
                 pos,
-                f"{name}: argument {param.name} must be {expected[0]}, not {arith.kind_of(arg)}",
+                f"{name}: argument {param} must be {expected[0]}, not {arith.kind_of(arg)}",
                 "BadArgumentTypeError",
             )
 

@@ -7,36 +7,33 @@ Phases, as in Penrose's compileStyle:
 1. layout stages (`layout = [...]`, at most one; default: one unnamed stage "");
 2. the translation: blocks in program order over their matches (`env.build_assignment`);
 3. the canvas: `canvas { width = <number>  height = <number> }` is required;
-4. shape defaults sampled from `rng_for(variation)`, shapes in dependency-graph order;
-5. every path evaluated once, dependencies first (`evaluate.Evaluator`), collecting goals,
-   layering statements and unknowns; errors of independent paths are reported together;
+4. shape defaults sampled from `rng_for(variation)`, shapes in dependency-graph order
+   (`graph.shape_order`);
+5. every path evaluated once, dependencies first (`graph.evaluate_all`, `evaluate.Evaluator`),
+   collecting goals, layering statements and unknowns; errors of independent paths are reported
+   together;
 6. drawing order (`layering`), and the implicit `onCanvas` goals.
 """
 
 from __future__ import annotations
 
+import gc
 import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
 from energies.diagram import Diagram, ShapeInstance
 from energies.lang import style_ast as S
-from energies.lang.errors import DiagramError, raise_all, visible_warnings
+from energies.lang.errors import raise_all, visible_warnings
 from energies.lang.frontend import FrontEnd
 from energies.shapes import Canvas, rng_for
 from energies.style import layering
-from energies.style.env import (
-    Assignment,
-    ExprSource,
-    ObjectRef,
-    Scope,
-    ShapeSource,
-    build_assignment,
-    dependency_graph,
-)
-from energies.style.errors import MAX_ERRORS, Reporter
+from energies.style.context import ExprSource
+from energies.style.env import Assignment, build_assignment
+from energies.style.errors import Reporter
 from energies.style.evaluate import Evaluator
 from energies.style.goals import on_canvas_goals
+from energies.style.graph import evaluate_all, shape_order
 from energies.style.library_bridge import Library
 from energies.style.shapes import sample_defaults
 
@@ -80,6 +77,21 @@ def deep_recursion(limit: int = 20000) -> Iterator[None]:
         sys.setrecursionlimit(old)
 
 
+@contextmanager
+def cyclic_gc_paused() -> Iterator[None]:
+    """Cyclic garbage collection off for a while. A large diagram keeps hundreds of thousands of
+    goals alive and every full collection rescans all of them: a third of the evaluation time of
+    1,000 circles with all-pairs goals (`benchmarks/style_all_pairs.py`). Reference counting still
+    frees what is not cyclic; cycles wait for the next collection after this."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def evaluate_style(
     front: FrontEnd,
     style_text: str,
@@ -87,34 +99,31 @@ def evaluate_style(
     exclude_warnings: Iterable[str] = (),
     library: Library | None = None,
 ) -> Diagram:
+    with cyclic_gc_paused():
+        return _evaluate_style(front, style_text, variation, exclude_warnings, library)
+
+
+def _evaluate_style(
+    front: FrontEnd,
+    style_text: str,
+    variation: str,
+    exclude_warnings: Iterable[str],
+    library: Library | None,
+) -> Diagram:
     rep = Reporter(style_text)
     stages = layout_stages(front.style, rep)
     assignment = build_assignment(front, rep)
     width, height = canvas_size(assignment, rep)
     canvas = Canvas(width, height)
-    fields = list(assignment.all_fields())
-    graph = dependency_graph(fields, rep)
-    rank = {key: i for i, key in enumerate(graph.order)}
-    fields.sort(key=lambda item: rank[item[0].key])
+    shape_sources = shape_order(assignment, rep)
     rng = rng_for(variation)
-    defaults = {
-        ref.key: sample_defaults(source.kind, canvas, rng)
-        for ref, source in fields
-        if isinstance(source, ShapeSource)
-    }
+    defaults = {key: sample_defaults(source.kind, canvas, rng) for key, source in shape_sources}
     ev = Evaluator(assignment, rep, canvas, rng, library or Library(), defaults)
-    errors: list[DiagramError] = []
     with deep_recursion():
-        for ref in graph.evaluation_order():  # dependencies first, so recursion stays shallow
-            try:
-                ev.eval_field(ref)
-            except DiagramError as e:
-                errors.append(e)
-                if len(errors) >= MAX_ERRORS:
-                    break
+        errors = evaluate_all(ev, assignment, rep)  # dependencies first, so recursion stays shallow
     raise_all(errors)
 
-    all_shapes = [ev.shapes[ref.key] for ref, source in fields if isinstance(source, ShapeSource)]
+    all_shapes = [ev.shapes[key] for key, _ in shape_sources]
     parents = layering.group_parents(all_shapes)
     for kind, message in layering.group_warnings(all_shapes, parents):
         rep.warn(None, kind, message)
@@ -154,4 +163,4 @@ def shape_at(diagram: Diagram, name: str) -> ShapeInstance:
     raise KeyError(name)
 
 
-__all__ = ["ObjectRef", "Scope", "evaluate_style", "shape_at"]
+__all__ = ["evaluate_style", "shape_at"]

@@ -21,7 +21,8 @@ from energies.labels import LabelError, measure_label
 from energies.lang.ast import Pos
 from energies.shapes import SHAPE_TYPES, Canvas, Color, PropType, make_default_props
 from energies.style import arith
-from energies.style.env import ObjectRef, ShapeSource
+from energies.style.context import ShapeSource
+from energies.style.paths import ObjectRef
 
 if TYPE_CHECKING:
     import numpy as np

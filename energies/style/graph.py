@@ -1,0 +1,240 @@
+"""Penrose's dependency graph, walked rather than built: shape order and evaluation order.
+
+Penrose meets the translation's fields in map order — namespaces, then local scopes (`local_scopes`),
+then Substance objects, each scope's fields in its own map order — and for each field the paths it
+reads (`dependencies`). That walk fixes two things:
+
+- `shape_order`: shapes in the order the walk first meets their path (as a field, or read by
+  another field), which is the order Penrose samples them in and their default drawing order. The
+  walk raises the first path error it meets, as building Penrose's graph does.
+- `evaluate_all`: every field evaluated with what it reads first (a depth-first walk from each
+  field in turn, each node once), so goals, unknowns and errors come in Penrose's order.
+
+Nothing is stored per local scope: a block's local fields are its layout (`context.BlockPlan`),
+bound to each match as the walk reaches it. Two shortcuts keep the walk over hundreds of thousands
+of matches cheap, and change nothing it produces:
+- the local scopes of a block without local shapes or failing paths can only place Substance
+  shapes of the fields they read (`x.icon`); once all of those have their place, the block's
+  remaining scopes cannot change the shape order and the shape walk skips them;
+- a goal or layering statement (`$ANON_<n>`) cannot be read by any path, so it is evaluated
+  directly once its dependencies are, without a node of its own; fields holding only a literal
+  (`match_id`, numbers, strings) have no effect but their value, computed when something reads them.
+"""
+
+from __future__ import annotations
+
+from energies.lang.errors import DiagramError
+from energies.style.context import (
+    INERT_EXPRS,
+    BlockContext,
+    BlockPlan,
+    ExprSource,
+    FieldSource,
+    ShapeSource,
+    source_context,
+)
+from energies.style.env import ANON, Assignment
+from energies.style.errors import MAX_ERRORS, Reporter
+from energies.style.evaluate import Evaluator
+from energies.style.paths import ERROR, VARIABLE_FIELD, CollectionRef, ObjectRef
+
+NODE, STATEMENT, INERT = range(3)  # how the walk treats a local field
+
+
+def dependencies(source: ExprSource, ctx: BlockContext, rep: Reporter) -> list[ObjectRef]:
+    """The fields and properties an expression reads, in reading order (Penrose's findPathsExpr)."""
+    out: list[ObjectRef] = []
+    plan = ctx.plan
+    resolved = ctx.resolved
+    subst = ctx.subst
+    for path_id, variable, templates, collection_field in plan.reads(source.expr):
+        ref = resolved.get(path_id)
+        if ref is None:  # as `context.resolve_path`
+            ref = resolved[path_id] = templates[variable in subst].bind(ctx, rep)
+        if collection_field is None:
+            if ref.__class__ is ObjectRef:
+                out.append(ref)
+        elif isinstance(ref, CollectionRef):
+            out.extend(ObjectRef(plan.substance_scope(v), collection_field) for v in ref.values)
+    return out
+
+
+class _LocalRoles:
+    """Per block, how the walks treat its local fields (computed on first use)."""
+
+    def __init__(self, plan: BlockPlan) -> None:
+        items = plan.layout.items()
+        self.items = items
+        self.shapes = [name for name, source in items if isinstance(source, ShapeSource)]
+        self.roles = [(name, source, _role(name, source)) for name, source in items]
+        reads = [r for _, source in items for e in _expr_sources(source) for r in plan.reads(e.expr)]
+        # Both templates of each path count (bound or not), so these may say more than a match
+        # needs, never less: whether a path can fail (the walk must meet that error in order), and
+        # the fields of Substance objects the scope can read (the shapes it can place).
+        self.path_error = any(t.how == ERROR for r in reads for t in r.templates)
+        self.substance_fields = frozenset(
+            [t.field for r in reads for t in r.templates if t.how == VARIABLE_FIELD and t.prop is None]
+            + [r.collection_field for r in reads if r.collection_field is not None]
+        )
+
+
+def _expr_sources(source: FieldSource) -> list[ExprSource]:
+    return list(source.props.values()) if isinstance(source, ShapeSource) else [source]
+
+
+def _role(name: str, source: FieldSource) -> int:
+    if isinstance(source, ShapeSource):
+        return NODE
+    if isinstance(source.expr, INERT_EXPRS):
+        return INERT
+    return STATEMENT if name.startswith(ANON) else NODE
+
+
+def _roles(plan: BlockPlan, cache: dict[int, _LocalRoles]) -> _LocalRoles:
+    found = cache.get(id(plan))
+    if found is None:
+        found = cache[id(plan)] = _LocalRoles(plan)
+    return found
+
+
+def shape_order(assignment: Assignment, rep: Reporter) -> list[tuple[str, ShapeSource]]:
+    """(key, source) of every shape, in the order Penrose's dependency graph meets it."""
+    unplaced: dict[str, ShapeSource] = {}
+    substance_field: dict[str, str] = {}  # key of a Substance object's shape -> its field
+    waiting: dict[str, int] = {}  # field -> how many Substance objects' shapes of that name are unplaced
+    for kind in ("ns", "sub"):
+        for ref, source in assignment.scope_fields(kind):
+            if isinstance(source, ShapeSource):
+                unplaced[ref.key] = source
+                if kind == "sub":
+                    substance_field[ref.key] = ref.field
+                    waiting[ref.field] = waiting.get(ref.field, 0) + 1
+    placed: dict[str, ShapeSource] = {}
+
+    def place(key: str) -> None:
+        found = unplaced.pop(key, None)
+        if found is not None:
+            placed[key] = found
+            field = substance_field.get(key)
+            if field is not None:
+                waiting[field] -= 1
+
+    def meet(ref: ObjectRef, source: FieldSource) -> None:
+        place(ref.key)
+        for expr_source in _expr_sources(source):  # a property's own path is never a shape's
+            for dep in dependencies(expr_source, source_context(expr_source, ref.scope), rep):
+                place(dep.key)
+
+    for ref, source in assignment.scope_fields("ns"):
+        meet(ref, source)
+    roles: dict[int, _LocalRoles] = {}
+    for plan, match_index in assignment.locals.order():
+        local = roles.get(id(plan)) or _roles(plan, roles)
+        if not (local.shapes or local.path_error or any(waiting.get(f) for f in local.substance_fields)):
+            continue  # this scope can neither place a shape nor fail
+        scope = plan.context(match_index).scope
+        for name in local.shapes:  # a local shape is met no earlier than its own scope
+            unplaced[f"{scope.prefix}.{name}"] = _shape(plan, name)
+        for name, source in local.items:
+            meet(ObjectRef(scope, name), source)
+    for ref, source in assignment.scope_fields("sub"):
+        meet(ref, source)
+    return list(placed.items())
+
+
+def _shape(plan: BlockPlan, name: str) -> ShapeSource:
+    source = plan.layout[name]
+    assert isinstance(source, ShapeSource)
+    return source
+
+
+class _Full(Exception):
+    """Enough errors were collected."""
+
+
+class _EvaluationWalk:
+    def __init__(self, ev: Evaluator, assignment: Assignment, rep: Reporter) -> None:
+        self.ev = ev
+        self.assignment = assignment
+        self.rep = rep
+        self.done: set[str] = set()
+        self.errors: list[DiagramError] = []
+
+    def run(self) -> list[DiagramError]:
+        try:
+            for ref, _ in self.assignment.scope_fields("ns"):
+                self.root(ref)
+            roles: dict[int, _LocalRoles] = {}
+            for plan, match_index in self.assignment.locals.order():
+                ctx = plan.context(match_index)
+                self.local_scope(ctx, _roles(plan, roles))
+            for ref, _ in self.assignment.scope_fields("sub"):
+                self.root(ref)
+        except _Full:
+            pass
+        return self.errors
+
+    def local_scope(self, ctx: BlockContext, local: _LocalRoles) -> None:
+        scope = ctx.scope
+        for name, source, role in local.roles:
+            if role == NODE:
+                self.root(ObjectRef(scope, name))
+            elif role == STATEMENT:
+                assert isinstance(source, ExprSource)
+                for dep in dependencies(source, ctx, self.rep):
+                    if dep.key not in self.done and self.is_node(dep):
+                        self.visit(dep)
+                try:
+                    self.ev.eval_statement(f"{scope.prefix}.{name}", source, ctx)
+                except DiagramError as e:
+                    self.failed(e)
+
+    def root(self, ref: ObjectRef) -> None:
+        if ref.key not in self.done:
+            self.visit(ref)
+
+    def visit(self, ref: ObjectRef) -> None:
+        """Evaluate `ref` after what it reads (depth first, each node once, without recursion)."""
+        self.done.add(ref.key)
+        stack: list[tuple[ObjectRef, list[ObjectRef], int]] = [(ref, self.reads(ref), 0)]
+        while stack:
+            node, deps, i = stack.pop()
+            if i < len(deps):
+                stack.append((node, deps, i + 1))
+                dep = deps[i]
+                if dep.key not in self.done and self.is_node(dep):
+                    self.done.add(dep.key)
+                    stack.append((dep, self.reads(dep), 0))
+                continue
+            try:
+                self.ev.eval_field(node)
+            except DiagramError as e:
+                self.failed(e)
+
+    def failed(self, e: DiagramError) -> None:
+        self.errors.append(e)
+        if len(self.errors) >= MAX_ERRORS:
+            raise _Full
+
+    def is_node(self, ref: ObjectRef) -> bool:
+        """Fields and the properties a shape sets are nodes; other paths are computed on demand."""
+        source = self.assignment.lookup(ref)
+        if ref.prop is None:
+            return source is not None
+        return isinstance(source, ShapeSource) and ref.prop in source.props
+
+    def reads(self, ref: ObjectRef) -> list[ObjectRef]:
+        source = self.assignment.lookup(ref)
+        assert source is not None
+        if isinstance(source, ShapeSource):
+            if ref.prop is None:
+                return [ObjectRef(ref.scope, ref.field, prop) for prop in source.props]
+            prop_source = source.props[ref.prop]
+            assert prop_source is not None
+            return dependencies(prop_source, source_context(prop_source, ref.scope), self.rep)
+        return dependencies(source, source_context(source, ref.scope), self.rep)
+
+
+def evaluate_all(ev: Evaluator, assignment: Assignment, rep: Reporter) -> list[DiagramError]:
+    """Evaluate every field in Penrose's order; the errors found (at most `MAX_ERRORS`)."""
+    return _EvaluationWalk(ev, assignment, rep).run()
