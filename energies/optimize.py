@@ -151,7 +151,7 @@ class OptimizeResult:
     evaluations: int  # energy+gradient evaluations (Penrose's nGradEvals counts these)
     ep_rounds: int  # of the last stage that ran (Penrose reports its final state's EPround)
     energy: float  # φ at x for the last stage that ran, at its final weight
-    goals: list[GoalReport]
+    goals: Sequence[GoalReport]
     max_constraint_violation: float  # largest constraint value (0.0 when there are none)
     n_violated: int  # constraints with value > SATISFIED_TOLERANCE
     seconds: float
@@ -197,17 +197,29 @@ def _check_problem(problem: PenaltyProblem, x0: np.ndarray) -> None:
                 )
 
 
-def _goal_reports(problem: PenaltyProblem, x: np.ndarray) -> list[GoalReport]:
-    values = problem.goal_values(x)
-    reports = [
-        GoalReport(name, "objective", float(v), None)
-        for name, v in zip(problem.objective_names, values.objectives, strict=True)
-    ]
-    reports += [
-        GoalReport(name, "constraint", float(v), bool(v <= SATISFIED_TOLERANCE))
-        for name, v in zip(problem.constraint_names, values.constraints, strict=True)
-    ]
-    return reports
+class GoalReports(Sequence[GoalReport]):
+    """Every goal's final value: objectives, then constraints. Reports are made when read (a
+    diagram can have hundreds of thousands of goals, and naming each costs more than the layout)."""
+
+    def __init__(self, problem: PenaltyProblem, values: GoalValues) -> None:
+        self.names = (problem.objective_names, problem.constraint_names)
+        self.values = (np.asarray(values.objectives, float), np.asarray(values.constraints, float))
+
+    def __len__(self) -> int:
+        return len(self.values[0]) + len(self.values[1])
+
+    def __getitem__(self, i: int | slice) -> GoalReport | list[GoalReport]:  # type: ignore[override]
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]  # type: ignore[misc]
+        n_objectives = len(self.values[0])
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        if i < n_objectives:
+            return GoalReport(self.names[0][i], "objective", float(self.values[0][i]), None)
+        v = float(self.values[1][i - n_objectives])
+        return GoalReport(self.names[1][i - n_objectives], "constraint", v, v <= SATISFIED_TOLERANCE)
 
 
 def _ep_converged(x_prev: np.ndarray, e_prev: float, x_now: np.ndarray, e_now: float) -> bool:
@@ -324,13 +336,13 @@ def optimize(
     last = stage_reports[-1] if stage_reports else None
     for stage in problem.stages[len(stage_reports) :]:
         stage_reports.append(StageReport(stage.name, "NotRun", 0, 0, 0, INIT_CONSTRAINT_WEIGHT, np.nan))
-    goals = _goal_reports(problem, x)
+    goals = GoalReports(problem, problem.goal_values(x))
     # As Penrose reports a layout: the constraints of the last stage that ran (a constraint of an
     # earlier stage only, e.g. `ensure ... in dots`, is not required of the final layout).
     ran = len([r for r in stage_reports if r.status != "NotRun"])
     final = problem.stages[ran - 1] if problem.stages else None
-    values = np.array([g.value for g in goals if g.kind == "constraint"], dtype=float)
-    constraint_values = list(values[final.constraints]) if final is not None else list(values)
+    values = goals.values[1]
+    constraint_values = values[final.constraints] if final is not None else values
     overall = next((r.status for r in stage_reports if r.status != "EPConverged"), "EPConverged")
     return OptimizeResult(
         x=x,
@@ -341,7 +353,7 @@ def optimize(
         ep_rounds=last.ep_rounds if last else 0,
         energy=last.energy if last else float("nan"),
         goals=goals,
-        max_constraint_violation=float(max(constraint_values, default=0.0)),
-        n_violated=int(sum(v > SATISFIED_TOLERANCE for v in constraint_values)),
+        max_constraint_violation=float(constraint_values.max()) if constraint_values.size else 0.0,
+        n_violated=int(np.count_nonzero(constraint_values > SATISFIED_TOLERANCE)),
         seconds=time.perf_counter() - started,
     )

@@ -373,3 +373,30 @@ def test_result_numbers_are_plain_python_numbers() -> None:
     """Reports are written as JSON: no numpy scalars may leak into them."""
     result = optimize(QUADRATIC, np.array([0.0]))
     assert type(result.n_violated) is int and type(result.max_constraint_violation) is float
+
+
+def test_goal_reports_list_every_goal_with_its_value_and_the_largest_violation_may_be_negative() -> None:
+    # Two constraints far from active (values -7 and -2) and one objective: nothing moves them much,
+    # and the reports must be exactly the problem's own values at the final x.
+    problem = NumpyProblem(
+        2,
+        objectives=[("centre(A)", lambda x: float(x @ x), lambda x: 2 * x)],
+        constraints=[
+            ("far(A)", lambda x: float(x[0]) - 7.0, lambda x: np.array([1.0, 0.0])),
+            ("near(A)", lambda x: float(x[1]) - 2.0, lambda x: np.array([0.0, 1.0])),
+        ],
+    )
+    result = optimize(problem, np.array([0.5, -0.5]))
+    x = result.x
+    want = [
+        ("centre(A)", "objective", float(x @ x), None),
+        ("far(A)", "constraint", float(x[0]) - 7.0, True),
+        ("near(A)", "constraint", float(x[1]) - 2.0, True),
+    ]
+    got = [(g.name, g.kind, g.value, g.satisfied) for g in result.goals]
+    assert len(result.goals) == 3 and got == want
+    assert result.goals[-1] == result.goals[2] and result.goals[1:] == list(result.goals)[1:]
+    with pytest.raises(IndexError):
+        result.goals[3]
+    assert result.max_constraint_violation == pytest.approx(max(want[1][2], want[2][2]))
+    assert result.max_constraint_violation < -1.0 and result.n_violated == 0
