@@ -48,7 +48,7 @@ BASELINE_MIN_BYTES = 16 * 1024
 
 
 def starting_tier(wasm: bytes, tier: str, cache_dir: str | Path | None) -> str:
-    """ "auto": optimized if cached or small, else baseline (and the optimized one in the background)."""
+    """The tier to start on. For "auto": optimized if cached or small, else baseline."""
     if tier != "auto":
         return tier
     if len(wasm) < BASELINE_MIN_BYTES or cached_module(wasm, cache_dir) is not None:
@@ -126,11 +126,11 @@ class Compiled:
         old = self.instance
         try:
             module = future.result()
-        except Exception:  # noqa: BLE001 - Winch compiled the same bytes: stay on baseline code
+            new = Instance(module, time_limit=old.time_limit, memory_limit=old.memory_limit, tier="optimized")
+            _copy_memory(old, new)
+        except Exception:  # noqa: BLE001 - the baseline code runs the same program: stay on it
             self._bind(old)
             return
-        new = Instance(module, time_limit=old.time_limit, memory_limit=old.memory_limit, tier="optimized")
-        _copy_memory(old, new)
         self._bind(new)
 
     def _view(self, t: Type, addr: int | None) -> np.ndarray | None:

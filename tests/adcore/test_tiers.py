@@ -97,6 +97,25 @@ def test_optimized_code_once_compiled_is_where_the_next_instance_starts(tmp_path
     assert compile(g).tier == "baseline"  # neither cache: the disk one was not named
 
 
+def test_a_failed_optimizing_compile_leaves_the_function_on_its_baseline_code(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    real = runtime.load_module
+
+    def refusing(wasm: bytes, cache_dir: object = None, tier: str = "optimized") -> object:
+        if tier == "optimized":
+            raise ValueError("no optimized code today")
+        return real(wasm, cache_dir, tier)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(runtime, "load_module", refusing)
+    g = long_gradient(6)
+    c = compile(g)
+    assert c.tier == "baseline" and not c.wait_optimized(timeout=120)
+    x0, x1, _ = points(6)
+    assert np.allclose(c(x0), interp(g)(x0), rtol=1e-9, atol=0)
+    assert np.allclose(c(x1), interp(g)(x1), rtol=1e-9, atol=0) and c.tier == "baseline"
+
+
 def test_small_modules_and_explicit_tiers_do_not_move() -> None:
     small = compile(fn([Real], Real, lambda x: am.sin(x) * 2.0))
     assert small.tier == "optimized" and small(0.5) == interp(small.fn)(0.5)
