@@ -4,10 +4,11 @@
 `Compiled.inputs`/`Compiled.outputs` are numpy views on the module's memory for the array leaves,
 and `Compiled.call_raw(*scalars)` runs the function with one raw call.
 
-Tiers: a large module not yet in the caches starts on baseline code (Winch compiles it in a few
-milliseconds) while Cranelift compiles it in the background; the first call after that compile
-ends moves the memory to an optimized instance and goes on there.  The views are rebuilt in the
-same lists at that moment: index `inputs`/`outputs` at each use rather than keeping an array.
+Tiers: a large module (`BASELINE_MIN_BYTES`) not yet in the caches starts on baseline code (Winch
+compiles it in milliseconds) while Cranelift compiles it in the background; the first call after
+that compile ends moves the memory to an optimized instance and goes on there. The views are
+rebuilt in the same lists at that moment: index `inputs`/`outputs` at each use rather than keeping
+an array.
 """
 
 from __future__ import annotations
@@ -42,9 +43,11 @@ def _dtype_shape(t: Type) -> tuple[type, tuple[int, ...]]:
     return (np.float64 if t == Real else np.int32), tuple(shape)
 
 
-# Below this size Cranelift takes a few milliseconds (it compiles ~1 MB of our Wasm a second), less
-# than the baseline code would lose running at a fifth of the speed.
-BASELINE_MIN_BYTES = 16 * 1024
+# Cranelift compiles ~1 MB of our Wasm a second. Below this size that is under ~250 ms, and the
+# baseline code, five times slower, tends to lose more than it saves: measured on the registry with a
+# process per core, starting at 16 KB made the median layout 3x slower to optimize (the background
+# compile had no free core) and saved little compile time.
+BASELINE_MIN_BYTES = 256 * 1024
 
 
 def starting_tier(wasm: bytes, tier: str, cache_dir: str | Path | None) -> str:
