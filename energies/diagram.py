@@ -22,7 +22,7 @@ class ShapeInstance:
     props: dict[str, Any]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Where:
     """Where something came from in the Style program, for messages."""
 
@@ -39,7 +39,7 @@ class Where:
         return f"{loc} ({extra})" if extra else loc
 
 
-@dataclass
+@dataclass(slots=True)
 class GoalInstance:
     """One `ensure` (constraint) or `encourage` (objective) applied to evaluated arguments."""
 

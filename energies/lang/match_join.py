@@ -1,0 +1,206 @@
+"""The join of a selector's candidate lists, done in bulk with numpy.
+
+    join_candidates(lists: list[list[Candidate]], repeatable: bool, limit: int) -> list[Subst]
+    (raises `TooManyMatches` when a partial join has more than `limit` rows)
+
+The meaning is the literal one of Penrose's `getSubsts`, which the per-candidate code this
+replaced spelled out with dicts:
+
+    joined = lists[0]
+    for right in lists[1:]:       # nested-loop order, consistent pairs only
+        joined = [({**a, **b}, sa | sb) for a, sa in joined for b, sb in right
+                  if all(a[k] == b[k] for k in a.keys() & b.keys())]
+    keep the first of each (statements used, *set* of values); unless `repeatable`, drop the
+    matches binding two variables to one value
+
+with the same refusals: a join without shared variables whose product exceeds `limit`,
+or any join producing more than `limit` rows (before deduplication).
+
+Here each list becomes a table: one column of values per variable and one of statement
+indices. Values are replaced by integer codes (equal values, equal codes: a dict assigns them,
+so Python's `==`/hash decide, as before); the joins produce row-index arrays (a Cartesian
+product, or a hash join on the shared variables' codes, always in nested-loop order); the
+deduplication and the distinct-values test run on sorted code rows; only the surviving rows
+become dicts. Candidates of one list always bind the same variables (a relation or declaration
+fixes them), but a symmetric predicate matched both ways lists them in two orders, and the
+order of a dict's keys shows in messages: rows then merge their candidates' dicts as above.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import repeat
+
+import numpy as np
+
+from energies.lang.substance_env import SubValue
+
+Subst = dict[str, SubValue]
+Candidate = tuple[Subst, frozenset[int]]  # a partial match and the statements it used
+_NONE = -1  # "no statement" / "repeated value" in code rows
+_PACK_LIMIT = 2**62  # row ids pack columns into one int64 below this
+_NETWORK_WIDTH = 8  # rows at most this wide are sorted with elementwise min/max
+
+
+class TooManyMatches(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class _Table:
+    """One candidate list in columns."""
+
+    keys: tuple[str, ...]  # the variables every candidate binds, in the first one's order
+    codes: dict[str, np.ndarray]  # variable -> value code of each candidate
+    values: dict[str, np.ndarray]  # variable -> value of each candidate (object array)
+    stmts: np.ndarray | None  # statement index used by each candidate (_NONE if none); None: all none
+    substs: list[Subst]  # the candidates' dicts, for lists whose key order varies
+    same_order: bool  # every candidate lists `keys` in this order
+
+    def __len__(self) -> int:
+        return len(self.substs)
+
+
+def _object_array(items: list[SubValue]) -> np.ndarray:
+    out = np.empty(len(items), dtype=object)
+    out[:] = items
+    return out
+
+
+def _table(cands: list[Candidate], coder: dict[SubValue, int]) -> _Table:
+    substs = [s for s, _ in cands]
+    keys = tuple(substs[0])
+    if any(s.keys() != set(keys) for s in substs):
+        raise AssertionError(f"selector candidates bind different variables: {keys}")
+    same_order = all(tuple(s) == keys for s in substs)
+    codes, values = {}, {}
+    for k in keys:
+        column = [s[k] for s in substs]
+        values[k] = _object_array(column)
+        codes[k] = np.fromiter((coder.setdefault(v, len(coder)) for v in column), np.int64, len(column))
+    if any(len(used) > 1 for _, used in cands):
+        raise AssertionError("a selector candidate uses at most one Substance statement")
+    stmts = None
+    if any(used for _, used in cands):
+        stmts = np.fromiter((next(iter(used), _NONE) for _, used in cands), np.int64, len(cands))
+    return _Table(keys, codes, values, stmts, substs, same_order)
+
+
+def _row_ids(columns: list[np.ndarray], n_rows: int, dense: bool = False) -> np.ndarray:
+    """One id per row of the integer columns (each `n_rows` long): equal rows, equal ids.
+    Columns are packed into one integer while it fits; `dense` asks for ids below ~2 * n_rows."""
+    ids, bound = np.zeros(n_rows, dtype=np.int64), 1
+    for col in columns:
+        low = int(col.min(initial=0))
+        span = int(col.max(initial=0)) - low + 1
+        if bound * span >= _PACK_LIMIT:
+            ids, bound = _renumbered(ids)
+        ids, bound = ids * span + (col - low), bound * span
+    if dense and bound > 2 * n_rows + 1:
+        ids, bound = _renumbered(ids)
+    return ids
+
+
+def _renumbered(ids: np.ndarray) -> tuple[np.ndarray, int]:
+    ids = np.unique(ids, return_inverse=True)[1].reshape(-1)
+    return ids, int(ids.max(initial=0)) + 1
+
+
+class _Joined:
+    """Rows of the join so far: for each table joined, which of its candidates each row uses."""
+
+    def __init__(self, tables: list[_Table]) -> None:
+        self.tables = tables
+        self.rows = [np.arange(len(tables[0]), dtype=np.int64)]
+        self.source = dict.fromkeys(tables[0].keys, 0)  # variable -> last table binding it
+
+    def __len__(self) -> int:
+        return len(self.rows[0])
+
+    def codes(self, key: str) -> np.ndarray:
+        t = self.source[key]
+        return self.tables[t].codes[key][self.rows[t]]
+
+    def join_next(self, limit: int) -> None:
+        """Join the next table: each row of the join so far, with each consistent candidate."""
+        right = self.tables[len(self.rows)]
+        n_left, n_right = len(self), len(right)
+        shared = sorted(self.source.keys() & set(right.keys))
+        if not shared:
+            if n_left * n_right > limit:
+                raise TooManyMatches
+            left_rows = np.repeat(np.arange(n_left), n_right)
+            right_rows = np.tile(np.arange(n_right), n_left)
+        else:
+            both = [np.concatenate([self.codes(k), right.codes[k]]) for k in shared]
+            ids = _row_ids(both, n_left + n_right, dense=True)
+            left_ids, right_ids = ids[:n_left], ids[n_left:]
+            per_id = np.bincount(right_ids, minlength=int(ids.max()) + 1)
+            per_left = per_id[left_ids]  # how many candidates each row meets
+            total = int(per_left.sum())
+            if total > limit:
+                raise TooManyMatches
+            by_id = np.argsort(right_ids, kind="stable")  # candidates grouped, in list order
+            first_of_id = np.cumsum(per_id) - per_id
+            left_rows = np.repeat(np.arange(n_left), per_left)
+            offsets = np.arange(total) - np.repeat(np.cumsum(per_left) - per_left, per_left)
+            right_rows = by_id[np.repeat(first_of_id[left_ids], per_left) + offsets]
+        self.rows = [r[left_rows] for r in self.rows] + [right_rows]
+        self.source.update(dict.fromkeys(right.keys, len(self.rows) - 1))
+
+
+def _sorted_columns(columns: list[np.ndarray]) -> list[np.ndarray]:
+    """The rows of the columns sorted (odd-even transposition across the few columns)."""
+    if len(columns) > _NETWORK_WIDTH:
+        return list(np.sort(np.stack(columns, axis=1), axis=1).T)
+    cols = list(columns)
+    for step in range(len(cols)):
+        for i in range(step % 2, len(cols) - 1, 2):
+            cols[i], cols[i + 1] = np.minimum(cols[i], cols[i + 1]), np.maximum(cols[i], cols[i + 1])
+    return cols
+
+
+def _canonical_sets(columns: list[np.ndarray]) -> list[np.ndarray]:
+    """Each row's set of codes as a sorted row, repeats and absences turned into leading _NONE."""
+    cols = _sorted_columns(columns)
+    marked = cols[:1] + [np.where(b == a, _NONE, b) for a, b in zip(cols, cols[1:], strict=False)]
+    return _sorted_columns(marked)
+
+
+def _kept_rows(joined: _Joined, repeatable: bool) -> np.ndarray:
+    """Rows surviving deduplication and, unless repeatable, the distinct-values test, in order."""
+    values = _canonical_sets([joined.codes(k) for k in joined.source])
+    used = [t.stmts[rows] for t, rows in zip(joined.tables, joined.rows, strict=True) if t.stmts is not None]
+    first = np.zeros(len(joined), dtype=bool)
+    first[np.unique(_row_ids(_canonical_sets(used) + values, len(joined)), return_index=True)[1]] = True
+    if not repeatable and values:  # a value bound twice left a _NONE in the value set
+        first &= values[0] != _NONE
+    return np.flatnonzero(first)
+
+
+def _substs(joined: _Joined, kept: np.ndarray) -> list[Subst]:
+    tables = joined.tables
+    picks = [rows[kept] for rows in joined.rows]
+    if all(t.same_order for t in tables) and joined.source:
+        keys = list(dict.fromkeys(k for t in tables for k in t.keys))  # {**a, **b} key order
+        # the value of the last table binding each variable, as {**a, **b} keeps
+        columns = [tables[joined.source[k]].values[k][picks[joined.source[k]]].tolist() for k in keys]
+        return list(map(dict, zip(*(zip(repeat(k), col) for k, col in zip(keys, columns, strict=True)))))
+    out = []
+    for row in zip(*(p.tolist() for p in picks), strict=True):
+        subst: Subst = {}
+        for t, i in zip(tables, row, strict=True):
+            subst.update(t.substs[i])
+        out.append(subst)
+    return out
+
+
+def join_candidates(lists: list[list[Candidate]], repeatable: bool, limit: int) -> list[Subst]:
+    """The matches of a selector from its non-empty candidate lists (see the module docstring)."""
+    coder: dict[SubValue, int] = {}
+    joined = _Joined([_table(cands, coder) for cands in lists])
+    while len(joined.rows) < len(joined.tables):
+        joined.join_next(limit)
+        if not len(joined):
+            return []
+    return _substs(joined, _kept_rows(joined, repeatable))
