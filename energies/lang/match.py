@@ -35,12 +35,10 @@ same value are dropped.  One deliberate difference: `` `A` has label `` only mat
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import repeat
 
+from energies.gc_pause import cyclic_gc_paused
 from energies.lang import style_ast as S
 from energies.lang.ast import NumberLit, StringLit
 from energies.lang.domain_env import LITERAL_TYPES, DomainEnv
@@ -254,28 +252,13 @@ def match_block(
     return BlockMatches(item_index, block, var_types, _numbered_matches(substs))
 
 
-@contextmanager
-def _cyclic_gc_paused() -> Iterator[None]:
-    """Cyclic garbage collection off while matching: an all-pairs block over 1,000 objects makes
-    half a million `Match`es, and the collections their allocation triggers would rescan them all
-    (a third of the matching time). Matching makes no cycles worth collecting; reference counting
-    still frees the rest, and the next collection after this runs as usual."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
 def match_style(
     style: S.StyleProg, domain: DomainEnv, sub: SubstanceEnv, text: str = ""
 ) -> list[BlockMatches]:
     """Matches of every block; all selector errors of the program are raised together."""
     results: list[BlockMatches] = []
     errors: list[DiagramError] = []
-    with _cyclic_gc_paused():
+    with cyclic_gc_paused():
         for index, item in enumerate(style.items):
             if not isinstance(item, S.HeaderBlock):
                 continue

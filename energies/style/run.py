@@ -17,12 +17,12 @@ Phases, as in Penrose's compileStyle:
 
 from __future__ import annotations
 
-import gc
 import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
 from energies.diagram import Diagram, ShapeInstance
+from energies.gc_pause import cyclic_gc_paused
 from energies.lang import style_ast as S
 from energies.lang.errors import raise_all, visible_warnings
 from energies.lang.frontend import FrontEnd
@@ -75,21 +75,6 @@ def deep_recursion(limit: int = 20000) -> Iterator[None]:
         yield
     finally:
         sys.setrecursionlimit(old)
-
-
-@contextmanager
-def cyclic_gc_paused() -> Iterator[None]:
-    """Cyclic garbage collection off for a while. A large diagram keeps hundreds of thousands of
-    goals alive and every full collection rescans all of them: a third of the evaluation time of
-    1,000 circles with all-pairs goals (`benchmarks/style_all_pairs.py`). Reference counting still
-    frees what is not cyclic; cycles wait for the next collection after this."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def evaluate_style(
