@@ -59,8 +59,8 @@ def diagnostics_of(error: Any) -> list[dict[str, Any]]:
     ]
 
 
-def report_of(rendering: Any) -> dict[str, Any]:
-    report = dict(rendering.report())
+def report_of(rendering: Any, goals: bool = True) -> dict[str, Any]:
+    report = dict(rendering.report(goals))
     report["warnings"] = [str(w) for w in report.get("warnings", [])]
     return finite_or_none(report)
 
@@ -100,4 +100,4 @@ def run_layout(job: dict[str, Any]) -> dict[str, Any]:
     except Exception as e:  # noqa: BLE001 - a bug of ours: report it, keep the worker alive
         log.exception("request %s: internal error", job.get("requestId", "-"))
         return {"ok": False, "kind": "internal", "message": f"{type(e).__name__}: {e}"}
-    return {"ok": True, "svg": rendering.svg, "report": report_of(rendering)}
+    return {"ok": True, "svg": rendering.svg, "report": report_of(rendering, job.get("goals", True))}

@@ -79,9 +79,11 @@ class Rendering:
     def warnings(self) -> list[str]:
         return self.diagram.warnings
 
-    def report(self) -> dict[str, Any]:
+    def report(self, goals: bool = True) -> dict[str, Any]:
+        """The layout's report; `goals=False` leaves out the list of every goal's value, which for
+        hundreds of thousands of goals costs seconds (an SVG answer does not need it)."""
         opt = self.optimization
-        return {
+        report = {
             "status": opt.status,
             "energy": opt.energy,
             "iterations": opt.iterations,
@@ -89,14 +91,16 @@ class Rendering:
             "epRounds": opt.ep_rounds,
             "maxConstrViolation": opt.max_constraint_violation,
             "nViolated": opt.n_violated,
-            "goals": [
-                {"name": g.name, "kind": g.kind, "value": g.value, "satisfied": g.satisfied}
-                for g in opt.goals
-            ],
             "warnings": list(self.warnings),
             "timings": dict(self.timings),
             "cacheHit": self.cache_hit,
         }
+        if goals:
+            report["goals"] = [
+                {"name": g.name, "kind": g.kind, "value": g.value, "satisfied": g.satisfied}
+                for g in opt.goals
+            ]
+        return report
 
 
 ImageResolver = Callable[[str], str | None]

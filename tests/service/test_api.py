@@ -211,3 +211,17 @@ def test_non_finite_energy_is_422_layout_naming_the_goal(client):
     err = r.json()
     assert (err["error"], err["status"]) == ("layout", "nan")
     assert f"style:{goal_line}:" in err["message"]
+
+
+def test_an_svg_answer_skips_the_goal_list_and_a_later_json_request_gets_it(client):
+    body = example_body("graph", variation="goal-list-probe")
+    svg = client.post("/diagrams", json=body)
+    assert svg.status_code == 200 and svg.headers["content-type"].startswith("image/svg+xml")
+    # the cached SVG outcome has no goal list, so the JSON request lays the trio out again
+    first = client.post("/diagrams", json=body, headers={"accept": "application/json"}).json()
+    assert first["resultCached"] is False
+    assert sum(g["name"].startswith("ensure disjoint") for g in first["goals"]) == 10  # C(5, 2)
+    assert first["svg"] == svg.text
+    again = client.post("/diagrams", json=body, headers={"accept": "application/json"}).json()
+    assert again["resultCached"] is True and again["goals"] == first["goals"]
+    assert client.post("/diagrams", json=body).text == svg.text  # SVG from the cached JSON outcome
