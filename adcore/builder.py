@@ -129,7 +129,10 @@ def fold(prim: str, args: Sequence[Atom]) -> Atom | None:
         return args[0]
     if prim == "select" and isinstance(args[0], Lit):
         return args[1] if args[0].val else args[2]
-    if args and all(isinstance(a, Lit) for a in args) and prim not in ("idiv", "imod"):
+    for a in args:
+        if a.__class__ is not Lit:
+            return None
+    if args and prim not in ("idiv", "imod"):
         from .interpreter import EVAL  # constants fold with the interpreter's (IEEE) semantics
 
         if prim in EVAL:

@@ -114,8 +114,9 @@ class Simplifier:
 
     def reuse(self, prim: str, args: tuple[Atom, ...], out: Var) -> bool:
         """Common subexpressions: a pure scalar instruction already computed in scope is reused."""
-        # Variables hash by identity; a literal by its value, type, and sign (0.0 == -0.0)
-        key = (prim, *[a if a.__class__ is Var else _literal_key(a) for a in args])  # type: ignore[arg-type]
+        # Keys of plain numbers and strings (a variable's id; a literal's value, type and sign, as
+        # 0.0 == -0.0): such tuples leave the cycle collector's lists, which a million would burden
+        key = (prim, *[a.id if a.__class__ is Var else _literal_key(a) for a in args])  # type: ignore[union-attr]
         for scope in reversed(self.known):
             found = scope.get(key)
             if found is not None:
@@ -222,7 +223,7 @@ class Simplifier:
 
 
 def _literal_key(a: Lit) -> tuple[Any, ...]:
-    return (a.val, a.ty, math.copysign(1.0, a.val) if a.ty is Real else 0)
+    return (a.val, a.ty.name, math.copysign(1.0, a.val) if a.ty is Real else 0)
 
 
 def _scalar_ref(p: Var) -> bool:

@@ -119,3 +119,25 @@ def test_nan_goal_is_located() -> None:
     p = CompiledProblem(d, cache=None)
     obj_jac, con_jac = p.goal_jacobian(np.array(d.unknowns.x0))
     assert np.isnan(obj_jac[-1]).any() and np.isfinite(con_jac).all()
+
+
+def test_compiling_pauses_the_cycle_collector_and_restores_it(monkeypatch) -> None:
+    import gc
+
+    from energies.compile import problem as problem_mod
+
+    seen: list[bool] = []
+    real = problem_mod.CompiledProblem
+
+    def recording(diagram, **options):
+        seen.append(gc.isenabled())
+        if len(seen) > 1:
+            raise RuntimeError("a compile that fails")
+        return real(diagram, **options)
+
+    monkeypatch.setattr(problem_mod, "CompiledProblem", recording)
+    p = problem_mod.compile_problem(circles_diagram(4), cache=None)
+    assert seen == [False] and gc.isenabled() and p.n_inputs > 0
+    with pytest.raises(RuntimeError):
+        problem_mod.compile_problem(circles_diagram(4), cache=None)
+    assert seen == [False, False] and gc.isenabled()
