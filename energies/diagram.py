@@ -7,6 +7,7 @@ unknowns vector `x` (whose initial values are `Unknowns.x0`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -55,7 +56,88 @@ class GoalInstance:
         return (stage in self.stages) != self.exclude
 
     def describe(self) -> str:
-        return f"{'ensure' if self.kind == 'constraint' else 'encourage'} {self.name} at {self.where}"
+        return f"{_verb(self.kind)} {self.name} at {self.where}"
+
+
+def _verb(kind: str) -> str:
+    return "ensure" if kind == "constraint" else "encourage"
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """One argument of a goal table: row k's argument is `values[index[k]]`."""
+
+    values: Sequence[Any]  # the distinct arguments (often one list shared by several columns)
+    index: np.ndarray  # one integer per row
+
+    @staticmethod
+    def shared(value: Any, n_rows: int) -> Column:
+        """The same argument in every row (a padding, the canvas width)."""
+        return Column([value], np.zeros(n_rows, np.intp))
+
+
+@dataclass(slots=True)
+class GoalTable:
+    """Goals applying one library function to rows of arguments, stored as columns.
+
+    Row k is `name(columns[0][k], columns[1][k], ...)`; the rows share their stages and origin.
+    A program that asks for all pairs of a thousand shapes to be disjoint states 500,000 goals:
+    as `GoalInstance`s they cost a Python object each (and 0.6 s to group into tables before
+    compiling); as one table they are two index arrays. Order and numbering are the same as if
+    the rows were written out one by one at the table's place in `Diagram.goals`.
+    """
+
+    kind: Literal["constraint", "objective"]
+    name: str
+    columns: list[Column]
+    stages: tuple[str, ...] = ()
+    exclude: bool = True
+    where: Where = field(default_factory=Where)
+    implicit: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.columns:
+            raise ValueError(f"goal table {self.name}: a table needs at least one argument column")
+        n = len(self.columns[0].index)
+        for k, c in enumerate(self.columns):
+            if c.index.ndim != 1 or len(c.index) != n or c.index.dtype.kind not in "iu":
+                raise ValueError(f"goal table {self.name}, column {k}: want {n} integer indices")
+            if n and not (int(c.index.min()) >= 0 and int(c.index.max()) < len(c.values)):
+                raise ValueError(f"goal table {self.name}, column {k}: index outside {len(c.values)} values")
+
+    def __len__(self) -> int:
+        return len(self.columns[0].index)
+
+    def args(self, row: int) -> list[Any]:
+        return [c.values[int(c.index[row])] for c in self.columns]
+
+    def row(self, row: int) -> GoalInstance:
+        return GoalInstance(
+            self.kind, self.name, self.args(row), self.stages, self.exclude, self.where, self.implicit
+        )
+
+    def active_in(self, stage: str) -> bool:
+        return (stage in self.stages) != self.exclude
+
+    def describe(self, row: int) -> str:
+        shown = ", ".join(_brief(a) for a in self.args(row))
+        return f"{_verb(self.kind)} {self.name}({shown}) at {self.where}, row {row}"
+
+
+def _brief(arg: Any) -> str:
+    if isinstance(arg, ShapeInstance):
+        return arg.name
+    if isinstance(arg, (int, float)) and not isinstance(arg, bool):
+        return f"{arg:g}"
+    return type(arg).__name__
+
+
+Goal = GoalInstance | GoalTable
+
+
+def count_goals(goals: Sequence[Goal], kind: str) -> int:
+    """How many goals of a class ("constraint" or "objective"), each table row counting as one."""
+    return sum(len(g) if isinstance(g, GoalTable) else 1 for g in goals if g.kind == kind)
 
 
 @dataclass
@@ -80,7 +162,7 @@ class Unknowns:
 class Diagram:
     canvas: tuple[float, float]  # width, height
     shapes: list[ShapeInstance]  # in drawing order (layering applied), back to front
-    goals: list[GoalInstance]
+    goals: list[Goal]  # single goals and tables, in the order Style states them
     unknowns: Unknowns
     stages: list[str] = field(default_factory=lambda: [""])  # `layout = [...]`, or one unnamed stage
     warnings: list[str] = field(default_factory=list)

@@ -22,7 +22,7 @@ import numpy as np
 
 from adcore.runtime import WasmTimeout, WasmTrap
 from energies.compile import compile_problem
-from energies.diagram import Diagram, ShapeInstance
+from energies.diagram import Diagram, ShapeInstance, count_goals
 from energies.expr import evaluate
 from energies.optimize import OptimizeError, OptimizeResult, optimize
 from energies.shapes import SHAPE_TYPES, Canvas, Color, PropType, Shape
@@ -326,8 +326,8 @@ def run_trio(trio: Any, *, variation: str | None = None, timeout: float | None =
         "maxConstrViolation": opt.max_constraint_violation,
         "nViolated": opt.n_violated,
         "nVarying": len(r.diagram.unknowns.x0),
-        "nConstraints": sum(g.kind == "constraint" for g in r.diagram.goals),
-        "nObjectives": sum(g.kind == "objective" for g in r.diagram.goals),
+        "nConstraints": count_goals(r.diagram.goals, "constraint"),
+        "nObjectives": count_goals(r.diagram.goals, "objective"),
         "svgBytes": len(r.svg.encode("utf-8")),
         "svg": r.svg,
     }

@@ -8,16 +8,18 @@ reads its numbers from two tables: `rows_in` (which entries of the unknowns vect
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from itertools import chain
 from math import prod
 from typing import Any, Literal
 
 import numpy as np
 
-from ..diagram import GoalInstance
-from ..expr import signature
+from ..diagram import GoalInstance, GoalTable
+from ..expr import Sig, signature
+
+Memo = dict[int, Sig]  # signatures by object id, shared while the objects are alive
 
 
 @dataclass
@@ -70,7 +72,7 @@ class GoalKind:
         return (self.goal, self.name, self.signature, self.n_inputs, self.n_consts, self.n_rows)
 
 
-def group_goals(goals: Sequence[GoalInstance], goal: str) -> list[GoalKind]:
+def group_goals(goals: Sequence[GoalInstance], goal: str, memo: Memo | None = None) -> list[GoalKind]:
     """Kinds of the goals of one class ("constraint" or "objective"), in order of first appearance.
 
     Hot for large diagrams (all pairs of 1,000 shapes are 500,000 goals), so the per-goal and
@@ -92,10 +94,7 @@ def group_goals(goals: Sequence[GoalInstance], goal: str) -> list[GoalKind]:
     _, first_use, object_of = np.unique(ids, return_index=True, return_inverse=True)
     owner = np.searchsorted(offset, first_use, side="right") - 1  # the goal of each first use
     position = first_use - offset[owner]  # (a goal without arguments is never an owner)
-    sigs = [signature(goals[k].args[p], props_of) for k, p in zip(owner.tolist(), position.tolist())]
-    sig_of = np.array([s[0] for s in sigs], np.int64)
-    inputs = _Slots([s[1] for s in sigs], np.int32)
-    consts = _Slots([s[2] for s in sigs], np.float64)
+    arguments = _Arguments([goals[k].args[p] for k, p in zip(owner.tolist(), position.tolist())], memo)
 
     names = [g.name for g in goals]
     name_code = {name: k for k, name in enumerate(dict.fromkeys(names))}
@@ -103,19 +102,51 @@ def group_goals(goals: Sequence[GoalInstance], goal: str) -> list[GoalKind]:
     shape_code = shape_code * (int(arity.max()) + 1) + arity  # one code per (name, arity)
     kinds: list[GoalKind] = []
     for members in _runs(shape_code):  # members ascending: the sort is stable
-        name = names[members[0]]
-        table = object_of[offset[members][:, None] + np.arange(arity[members[0]])]
-        for rows in _runs(_row_codes(sig_of[table])):
-            if len(rows) < len(members):  # (one kind for all, the usual case, needs no copy)
-                kinds.append(_kind(goal, name, goals, members[rows], table[rows], sig_of, inputs, consts))
-            else:
-                kinds.append(_kind(goal, name, goals, members, table, sig_of, inputs, consts))
+        table = object_of[offset[members] + np.arange(arity[members[0]])[:, None]].T  # column-major
+        kinds += arguments.kinds(goal, names[members[0]], members, table, goals.__getitem__)
     kinds.sort(key=lambda kind: int(kind.goals[0]))  # order of first appearance
     return kinds
 
 
+def group_table(table: GoalTable, memo: Memo | None = None) -> list[GoalKind]:
+    """Kinds of a goal table's rows (numbered from 0), split by their arguments' signatures.
+
+    Only the distinct argument values are abstracted; rows are gathered with numpy, so 500,000
+    pairs of a thousand shapes cost a few index operations.
+    """
+    if not len(table):
+        return []
+    lists = list({id(c.values): c.values for c in table.columns}.values())  # columns share lists
+    first = dict(zip(map(id, lists), np.cumsum([0] + [len(v) for v in lists]).tolist()))
+    arguments = _Arguments(list(chain.from_iterable(lists)), memo)
+    objects = np.stack([c.index.astype(np.int64) + first[id(c.values)] for c in table.columns]).T
+    members = np.arange(len(table), dtype=np.int64)
+    return arguments.kinds(table.kind, table.name, members, objects, table.row)
+
+
+def merge_kinds(kinds: list[GoalKind]) -> list[GoalKind]:
+    """Kinds of equal structure joined into one (their tables concatenated), in order of first goal."""
+    groups: dict[tuple[Any, ...], list[GoalKind]] = {}
+    for kind in kinds:
+        groups.setdefault((kind.name, kind.signature, kind.n_inputs, kind.n_consts), []).append(kind)
+    merged = [
+        same[0]
+        if len(same) == 1
+        else replace(
+            same[0],
+            goals=np.concatenate([k.goals for k in same]),
+            rows_in=np.concatenate([k.rows_in for k in same]),
+            rows_c=np.concatenate([k.rows_c for k in same]),
+        )
+        for same in groups.values()
+    ]
+    return sorted(merged, key=lambda kind: int(kind.goals[0]))
+
+
 def _runs(codes: np.ndarray) -> list[np.ndarray]:
     """Indices of equal codes, one ascending array per distinct code."""
+    if len(codes) == 0 or (codes == codes[0]).all():  # one run: no sort (500,000 pairs of one kind)
+        return [np.arange(len(codes))]
     order = np.argsort(codes, kind="stable")
     ordered = codes[order]
     cuts = np.flatnonzero(ordered[1:] != ordered[:-1]) + 1
@@ -129,8 +160,11 @@ def _row_codes(rows: np.ndarray) -> np.ndarray:
     radix = [int(r) for r in rows.max(axis=0) + 1]
     if prod(radix) >= 2**63:  # mixed radix would overflow: number the distinct rows instead
         return np.unique(rows, axis=0, return_inverse=True)[1].reshape(-1)
-    weights = np.cumprod([1, *radix[:0:-1]])[::-1]  # last column varies fastest
-    return rows @ weights
+    codes = np.zeros(len(rows), np.int64)
+    for column, r in zip(rows.T, radix):  # mixed radix, the last column varying fastest
+        codes *= r
+        codes += column
+    return codes
 
 
 class _Slots:
@@ -140,36 +174,75 @@ class _Slots:
         self.width = np.fromiter(map(len, per_object), np.int64, len(per_object))
         self.start = np.cumsum(self.width) - self.width
         self.flat = np.fromiter(chain.from_iterable(per_object), dtype, int(self.width.sum()))
+        self.dense: dict[int, np.ndarray] = {}
 
     def table(self, objects: np.ndarray) -> np.ndarray:
-        """One row per goal: the slots of its arguments (`objects`, one column each), in order."""
+        """One row per goal: the slots of its arguments (`objects`, one column each), in order.
+
+        `objects` is best column-major (a column of 500,000 goals is then one `take`)."""
         # goals of one kind have arguments of one signature, hence the first row's widths
-        widths = self.width[objects[0]]
-        column = np.repeat(np.arange(len(widths)), widths)
-        within = np.arange(len(column)) - np.repeat(np.cumsum(widths) - widths, widths)
-        return self.flat[self.start[objects][:, column] + within]
+        widths = self.width[objects[0]].tolist()
+        parts = [self._of_width(w).take(objects[:, c], axis=0) for c, w in enumerate(widths) if w]
+        if not parts:
+            return np.zeros((len(objects), 0), self.flat.dtype)
+        return np.concatenate(parts, axis=1) if len(parts) > 1 else parts[0]
+
+    def _of_width(self, w: int) -> np.ndarray:
+        """Each object's slots as a row of width w (zeros for objects of another width), so a
+        column of 500,000 goals is one gather of rows from a small matrix."""
+        found = self.dense.get(w)
+        if found is None:
+            found = self.dense[w] = np.zeros((len(self.width), w), self.flat.dtype)
+            same = np.flatnonzero(self.width == w)
+            found[same] = self.flat[self.start[same][:, None] + np.arange(w)]
+        return found
 
 
-def _kind(
-    goal: str,
-    name: str,
-    goals: Sequence[GoalInstance],
-    members: np.ndarray,
-    table: np.ndarray,
-    sig_of: np.ndarray,
-    inputs: _Slots,
-    consts: _Slots,
-) -> GoalKind:
-    rows_in = inputs.table(table)
-    rows_c = consts.table(table)
-    return GoalKind(
-        goal,  # type: ignore[arg-type]
-        name,
-        goals[int(members[0])],
-        hash((name, *sig_of[table[0]].tolist())),
-        rows_in.shape[1],
-        rows_c.shape[1],
-        members.astype(np.int64),
-        np.ascontiguousarray(rows_in, np.int32),
-        np.ascontiguousarray(rows_c, np.float64),
-    )
+class _Arguments:
+    """Distinct argument objects, each abstracted once: signature code, input and constant slots."""
+
+    def __init__(self, objects: list[Any], memo: Memo | None = None):
+        memo = {} if memo is None else memo  # an object may be listed twice (in two columns' lists)
+        sigs = [signature(v, props_of, memo) for v in objects]
+        self.sig_of = np.array([s[0] for s in sigs], np.int64)
+        self.inputs = _Slots([s[1] for s in sigs], np.int32)
+        self.consts = _Slots([s[2] for s in sigs], np.float64)
+
+    def kinds(
+        self,
+        goal: str,
+        name: str,
+        members: np.ndarray,
+        table: np.ndarray,
+        goal_at: Callable[[int], GoalInstance],
+    ) -> list[GoalKind]:
+        """Kinds of the goals `members` applying `name` to the objects in `table` (a row each)."""
+        kinds = []
+        for rows in _runs(_row_codes(self.sig_of[table])):
+            if len(rows) < len(members):  # (one kind for all, the usual case, needs no copy)
+                kinds.append(self._kind(goal, name, goal_at, members[rows], table[rows]))
+            else:
+                kinds.append(self._kind(goal, name, goal_at, members, table))
+        return kinds
+
+    def _kind(
+        self,
+        goal: str,
+        name: str,
+        goal_at: Callable[[int], GoalInstance],
+        members: np.ndarray,
+        table: np.ndarray,
+    ) -> GoalKind:
+        rows_in = self.inputs.table(table)
+        rows_c = self.consts.table(table)
+        return GoalKind(
+            goal,  # type: ignore[arg-type]
+            name,
+            goal_at(int(members[0])),
+            hash((name, *self.sig_of[table[0]].tolist())),
+            rows_in.shape[1],
+            rows_c.shape[1],
+            members.astype(np.int64),
+            np.ascontiguousarray(rows_in, np.int32),
+            np.ascontiguousarray(rows_c, np.float64),
+        )

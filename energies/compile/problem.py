@@ -11,7 +11,6 @@ import threading
 import time
 import warnings
 from collections import OrderedDict
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,7 +19,7 @@ import numpy as np
 import adcore
 from adcore.wasm.compiled import Compiled
 
-from ..diagram import Diagram, GoalInstance
+from ..diagram import Diagram
 from ..gc_pause import cyclic_gc_paused
 from ..optimize import GoalValues, StageSpec
 from .energy import (
@@ -29,7 +28,8 @@ from .energy import (
     kind_function,
     value_and_grad,
 )
-from .kinds import GoalKind, group_goals
+from .goal_list import GoalList, split_goals
+from .kinds import GoalKind, Memo
 
 
 @dataclass
@@ -71,21 +71,6 @@ class FunctionCache:
 CACHE = FunctionCache()
 
 
-class GoalNames(Sequence[str]):
-    """Goal descriptions, formatted only when read (a large diagram has hundreds of thousands)."""
-
-    def __init__(self, goals: list[GoalInstance]):
-        self.goals = goals
-
-    def __len__(self) -> int:
-        return len(self.goals)
-
-    def __getitem__(self, i: Any) -> Any:
-        if isinstance(i, slice):
-            return [g.describe() for g in self.goals[i]]
-        return self.goals[i].describe()
-
-
 class CompiledProblem:
     def __init__(
         self, diagram: Diagram, *, time_limit: float | None = 60.0, cache: FunctionCache | None = CACHE
@@ -93,10 +78,9 @@ class CompiledProblem:
         t0 = time.perf_counter()
         self.diagram = diagram
         self.n_inputs = len(diagram.unknowns.x0)
-        self.objectives = [g for g in diagram.goals if g.kind == "objective"]
-        self.constraints = [g for g in diagram.goals if g.kind == "constraint"]
-        self.objective_names = GoalNames(self.objectives)
-        self.constraint_names = GoalNames(self.constraints)
+        self.objectives, self.constraints = split_goals(diagram.goals)
+        self.objective_names = self.objectives.names
+        self.constraint_names = self.constraints.names
         self.kinds: list[GoalKind] = goal_kinds(diagram, self.objectives, self.constraints)
         key = (self.n_inputs, tuple(k.structure() for k in self.kinds))
         found = cache.get(key) if cache is not None else None
@@ -140,8 +124,8 @@ class CompiledProblem:
         return StageSpec(
             name=name,
             varying=self.diagram.unknowns.varying_mask(name),
-            objectives=_active(self.objectives, name),
-            constraints=_active(self.constraints, name),
+            objectives=self.objectives.active(name),
+            constraints=self.constraints.active(name),
         )
 
     def _activate(self, s: int) -> None:
@@ -200,31 +184,14 @@ class CompiledProblem:
         return jac["objective"], jac["constraint"]
 
 
-def goal_kinds(
-    diagram: Diagram, objectives: list[GoalInstance], constraints: list[GoalInstance]
-) -> list[GoalKind]:
+def goal_kinds(diagram: Diagram, objectives: GoalList, constraints: GoalList) -> list[GoalKind]:
     """The diagram's goals grouped into kind tables, kept in its cache: a diagram reused by a
     repeated request keeps its tables."""
     kinds = diagram.cache.get("kinds")
     if kinds is None:
-        kinds = diagram.cache["kinds"] = group_goals(objectives, "objective") + group_goals(
-            constraints, "constraint"
-        )
+        memo: Memo = {}  # the diagram is alive: ids of its goals' arguments are stable
+        kinds = diagram.cache["kinds"] = objectives.kinds(memo) + constraints.kinds(memo)
     return kinds
-
-
-def _active(goals: list[GoalInstance], stage: str) -> np.ndarray:
-    """Which goals take part in a stage: (stage in g.stages) != g.exclude for each goal g.
-
-    Hot for large diagrams (500,000 goals): the `in` test runs once per distinct `stages` tuple (most
-    goals share the default), not once per goal; per goal there are only C-level passes.
-    """
-    stages = [g.stages for g in goals]
-    excluded = np.fromiter([g.exclude for g in goals], bool, len(goals))
-    inside = {s: stage in s for s in set(stages)}
-    if len(inside) == 1:
-        return excluded != next(iter(inside.values()))
-    return np.fromiter(map(inside.__getitem__, stages), bool, len(goals)) != excluded
 
 
 def compile_problem(diagram: Diagram, **options: Any) -> CompiledProblem:

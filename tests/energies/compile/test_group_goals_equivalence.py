@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 import pytest
 
+from energies.compile.goal_list import _active
 from energies.compile.kinds import GoalKind, _row_codes, group_goals, props_of
-from energies.compile.problem import _active
 from energies.diagram import GoalInstance, ShapeInstance
 from energies.expr import Node, input_node, signature
 
