@@ -7,7 +7,7 @@ unknowns vector `x` (whose initial values are `Unknowns.x0`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -30,13 +30,18 @@ class Where:
     line: int = 0
     column: int = 0
     block: str = ""  # the selector text of the block, shortened
-    match: str = ""  # the substitution, e.g. "x=A, y=B"
+    # the substitution, e.g. "x=A, y=B", or how to format it: a block of 500,000 matches states
+    # 500,000 goals, and only the few that a message names are ever shown
+    match_text: str | Callable[[], str] = ""
+
+    @property
+    def match(self) -> str:
+        return self.match_text if isinstance(self.match_text, str) else self.match_text()
 
     def __str__(self) -> str:
         loc = f"style:{self.line}:{self.column}" if self.line else "style"
-        extra = ", ".join(
-            p for p in (self.block and f"block {self.block}", self.match and f"match {self.match}") if p
-        )
+        match = self.match
+        extra = ", ".join(p for p in (self.block and f"block {self.block}", match and f"match {match}") if p)
         return f"{loc} ({extra})" if extra else loc
 
 
