@@ -4,7 +4,13 @@ Measures, in one run, value+gradient time from Python and build time for:
 - ours: the energy compiler (one adcore function per goal kind, looped over its table) in Wasm;
 - numpy: a hand-vectorized baseline (broadcasted all-pairs distances, analytic gradient);
 - autograd (vectorized), CasADi (SX expression with its gradient, run by its VM; n <= 200) and JAX
-  (`jit(value_and_grad)`, vectorized), with the `bench` extra.
+  (`jit(value_and_grad)`, vectorized), with the `bench` extra;
+- Rose (npm `rose`, as installed for registry/penrose_runner) in Node, built as Penrose builds its
+  energies: one Rose function per goal kind called once per goal, `vjp`, `compile` to Wasm
+  (benchmarks/rose_circles.mjs, run once per size; n/a without node or that package). Its time is
+  measured after V8 has tiered the Wasm up (the first calls', before that, is in parentheses); its
+  build is functions + vjp, then compile. When Rose or V8 fails, the cell says why.
+Every peer's energy is checked against numpy's, and the gradient where the peer returns it.
 Prints a table with ratios to numpy.
 
 Build times exclude what a process pays once (imports, loading the math library, tracing the
@@ -22,8 +28,13 @@ from __future__ import annotations
 import argparse
 import gc
 import itertools
+import json
+import re
+import shutil
 import statistics
+import subprocess
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -35,6 +46,9 @@ from energies.expr import input_node
 CANVAS = (800.0, 700.0)
 WEIGHT = 1e3
 PAD = 1.0
+ROSE_SCRIPT = Path(__file__).with_name("rose_circles.mjs")
+ROSE_PACKAGE = Path(__file__).resolve().parents[1] / "registry" / "penrose_runner" / "node_modules" / "rose"
+ROSE_TIMEOUT_S = 120
 
 
 def diagram(n: int, seed: int = 0, tables: bool = True) -> Diagram:
@@ -188,17 +202,67 @@ def casadi_runner(n: int):
     return lambda v: f(v)
 
 
+def rose_run(x: np.ndarray, n: int, repeat: int) -> dict | None:
+    """Rose's row from rose_circles.mjs (a fresh Node process), {"error": ...} when it fails, or None
+    when node or Rose is not installed."""
+    node = shutil.which("node")
+    if node is None or not ROSE_PACKAGE.is_dir():
+        return None
+    job = {"n": n, "x": x.tolist(), "canvas": CANVAS, "weight": WEIGHT, "pad": PAD, "repeat": repeat}
+    try:
+        done = subprocess.run(
+            [node, str(ROSE_SCRIPT)],
+            input=json.dumps(job),
+            capture_output=True,
+            text=True,
+            timeout=ROSE_TIMEOUT_S,
+        )
+    except subprocess.TimeoutExpired:
+        return {"error": f"timed out after {ROSE_TIMEOUT_S} s"}
+    lines = done.stdout.strip().splitlines()
+    if done.returncode != 0 or not lines:
+        said = done.stderr.strip().splitlines() or [f"exit code {done.returncode}"]
+        return {"error": next((line for line in reversed(said) if "error" in line.lower()), said[-1])}
+    return json.loads(lines[-1])
+
+
+def short_reason(error: str) -> str:
+    """'CompileError: WebAssembly.compile(): ... failed: local count too large @+2757274' ->
+    'CompileError: local count too large'."""
+    kind, _, rest = error.partition(": ")
+    last = re.sub(r"\s*@\+\d+$", "", rest.rsplit(": ", 1)[-1]) if rest else ""
+    return f"{kind}: {last}" if last else kind
+
+
+def rose_cells(x: np.ndarray, n: int, repeat: int, e_np: float, g_np: np.ndarray) -> tuple[str, str]:
+    """The Rose µs and build cells, its energy and gradient checked against numpy's."""
+    row = rose_run(x, n, repeat)
+    if row is None:
+        return "n/a", "n/a"
+    if "error" in row:
+        spent = f" after {row['ms']:.0f} ms" if "ms" in row else ""
+        return f"fails: {short_reason(row['error'])}", f"fails{spent}"
+    assert abs(row["energy"] - e_np) <= 1e-9 * max(1.0, abs(e_np)), (row["energy"], e_np)
+    if "grad" in row:
+        assert np.allclose(row["grad"], g_np, rtol=1e-8, atol=1e-6)
+    else:  # large n: only checksums come back
+        assert np.isclose(row["grad_sum"], g_np.sum(), rtol=1e-8, atol=1e-6 * g_np.size)
+        assert np.isclose(row["grad_abs_sum"], np.abs(g_np).sum(), rtol=1e-8, atol=1e-6 * g_np.size)
+    build = f"{row['build_ms']:.0f} ({row['fn_ms']:.0f} + {row['compile_ms']:.0f})"
+    return f"{row['us']:.0f} ({row['cold_us']:.0f})", build
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", type=int, nargs="+", default=[10, 50, 200, 1000])
     ap.add_argument("--repeat", type=int, default=200)
     args = ap.parse_args(argv)
     print(
-        "| n | pairs | ours µs | numpy µs | ours/numpy | autograd µs | CasADi µs | JAX µs | build ours ms "
-        "(tables + compile) | the same from goal objects | build CasADi ms | build JAX ms | wasm bytes "
-        "| kinds |"
+        "| n | pairs | ours µs | numpy µs | ours/numpy | autograd µs | CasADi µs | JAX µs "
+        "| Rose µs (first calls) | build ours ms (tables + compile) | the same from goal objects "
+        "| build CasADi ms | build JAX ms | build Rose ms (fns + vjp, compile) | wasm bytes | kinds |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     compile_problem(diagram(3), cache=None)  # once per process: imports, libm, first-use tracing
     for n in args.sizes:
         d = diagram(n, tables=False)
@@ -238,10 +302,11 @@ def main(argv: list[str] | None = None) -> None:
             vg(x)[1].block_until_ready()
             build_jax = f"{(time.perf_counter() - t) * 1e3:.0f}"
             jax_cell = f"{timed(lambda vg=vg, x=x: vg(x)[1].block_until_ready(), repeat):.0f}"
+        rose_cell, build_rose = rose_cells(x, n, repeat, e_np, g_np)
         print(
             f"| {n} | {n * (n - 1) // 2} | {ours:.0f} | {base:.0f} | {ours / base:.2f} | {ag_cell} "
-            f"| {ca_cell} | {jax_cell} | {from_tables} | {from_objects} | {build_ca} | {build_jax} "
-            f"| {p.vg.wasm_bytes} | {len(p.kinds)} |"
+            f"| {ca_cell} | {jax_cell} | {rose_cell} | {from_tables} | {from_objects} | {build_ca} "
+            f"| {build_jax} | {build_rose} | {p.vg.wasm_bytes} | {len(p.kinds)} |"
         )
 
 
