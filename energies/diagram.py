@@ -7,8 +7,9 @@ unknowns vector `x` (whose initial values are `Unknowns.x0`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Literal
 
 import numpy as np
@@ -97,8 +98,9 @@ class GoalTable:
     columns: list[Column]
     stages: tuple[str, ...] = ()
     exclude: bool = True
-    where: Where = field(default_factory=Where)
+    where: Where = field(default_factory=Where)  # of the statement
     implicit: bool = False
+    match_text: Callable[[int], str] | None = None  # each row's match (`x=A, y=B`), for messages
 
     def __post_init__(self) -> None:
         if not self.columns:
@@ -118,14 +120,22 @@ class GoalTable:
 
     def row(self, row: int) -> GoalInstance:
         return GoalInstance(
-            self.kind, self.name, self.args(row), self.stages, self.exclude, self.where, self.implicit
+            self.kind, self.name, self.args(row), self.stages, self.exclude, self.where_at(row), self.implicit
         )
+
+    def where_at(self, row: int) -> Where:
+        if self.match_text is None:
+            return self.where
+        w = self.where
+        return Where(w.line, w.column, w.block, partial(self.match_text, row))
 
     def active_in(self, stage: str) -> bool:
         return (stage in self.stages) != self.exclude
 
     def describe(self, row: int) -> str:
         shown = ", ".join(_brief(a) for a in self.args(row))
+        if self.match_text is not None:  # a Style statement's row: its match says which goal it is
+            return f"{_verb(self.kind)} {self.name} at {self.where_at(row)}"
         return f"{_verb(self.kind)} {self.name}({shown}) at {self.where}, row {row}"
 
 
@@ -138,6 +148,15 @@ def _brief(arg: Any) -> str:
 
 
 Goal = GoalInstance | GoalTable
+
+
+def each_goal(goals: Sequence[Goal]) -> Iterator[GoalInstance]:
+    """Every goal as a GoalInstance, tables written out row by row (for inspection and tests)."""
+    for g in goals:
+        if isinstance(g, GoalTable):
+            yield from (g.row(k) for k in range(len(g)))
+        else:
+            yield g
 
 
 def count_goals(goals: Sequence[Goal], kind: str) -> int:

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from energies.diagram import GoalInstance, ShapeInstance, Unknowns
+from energies.diagram import ShapeInstance, Unknowns
 from energies.expr import Node, input_node
 from energies.lang import style_ast as S
 from energies.lang.ast import Pos
@@ -40,6 +40,7 @@ from energies.style.context import (
 )
 from energies.style.env import Assignment
 from energies.style.errors import Reporter, SkipFailed
+from energies.style.goal_runs import GoalRuns
 from energies.style.goals import Layer, NotAValue
 from energies.style.library_bridge import Library
 from energies.style.paths import CollectionRef, NamespaceRef, ObjectRef, SubstanceRef
@@ -68,7 +69,7 @@ class Evaluator:
         self.failed: set[str] = set()
         self.active: list[str] = []  # keys being computed, for cycle messages and unknown names
         self.shapes: dict[str, ShapeInstance] = {}
-        self.goals: list[GoalInstance] = []
+        self.goals = GoalRuns()  # in the order stated
         self.layers: list[Layer] = []
         self.label_cache: dict[str, Any] = {}
         self.goal_forms: dict[int, goals.GoalForm] = {}  # id(goal statement) -> its checked form

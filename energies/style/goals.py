@@ -50,7 +50,7 @@ def evaluate_statement(ev: Evaluator, source: ExprSource, ctx: BlockContext) -> 
     and are not values."""
     expr = source.expr
     if isinstance(expr, S.ObjFn | S.ConstrFn):
-        ev.goals.append(make_goal(ev, expr, ctx))
+        record_goal(ev, expr, ctx)
         return A_GOAL
     if isinstance(expr, S.Layering):
         record_layering(ev, expr, ctx)
@@ -91,11 +91,11 @@ def goal_form(ev: Evaluator, expr: S.ObjFn | S.ConstrFn) -> GoalForm:
     return form
 
 
-def make_goal(ev: Evaluator, expr: S.ObjFn | S.ConstrFn, ctx: BlockContext) -> GoalInstance:
+def record_goal(ev: Evaluator, expr: S.ObjFn | S.ConstrFn, ctx: BlockContext) -> None:
     form = goal_form(ev, expr)
     args = [ev.eval_value(a, ctx) for a in form.args]
     check_goal_args(form.name, form.checks, args, form.positions, ev)
-    return GoalInstance(form.kind, form.name, args, form.stages, form.exclude, ctx.where(expr.pos))
+    ev.goals.add(form, args, ctx.where(expr.pos))
 
 
 def record_layering(ev: Evaluator, expr: S.Layering, ctx: BlockContext) -> None:

@@ -124,7 +124,7 @@ def _evaluate_style(
     ordered = [by_name[n] for n in drawn_order]
     top_level = layering.arrange(all_shapes, drawn_order, parents)
 
-    goals = [*ev.goals, *on_canvas_goals(ordered, (width, height))]
+    goals = [*ev.goals.goals(), *on_canvas_goals(ordered, (width, height))]
     warnings = [str(w) for w in visible_warnings(rep.warnings, exclude_warnings)]
     return Diagram(
         canvas=(width, height),

@@ -14,6 +14,7 @@ import random
 
 import pytest
 
+from energies.diagram import each_goal
 from energies.lang.ast import Pos
 from energies.lang.errors import DiagramError
 from energies.style.context import BlockPlan
@@ -57,7 +58,7 @@ def first_met(pair_list: list[tuple[int, int]]) -> list[int]:
 @pytest.mark.parametrize("n", [3, 12, 40])
 def test_all_pairs_goals_come_once_per_pair_in_penrose_order(n):
     d = build(ICONS + "forall Set x; Set y {\n  ensure disjoint(x.icon, y.icon, 2)\n}\n", substance=sets(n))
-    goals = [g for g in d.goals if not g.implicit]
+    goals = [g for g in each_goal(d.goals) if not g.implicit]
     expected = pairs_in_penrose_order(n)
     assert len(goals) == n * (n - 1) // 2
     assert [g.where.match for g in goals] == [f"x=S{i}, y=S{j}" for i, j in expected]
@@ -71,7 +72,9 @@ def test_all_pairs_goals_come_once_per_pair_in_penrose_order(n):
     assert [s.name for s in d.shapes] == [f"`S{k}`.icon" for k in met]
     centers = [name for name in d.unknowns.names if name.endswith(".center[0]")]
     assert centers == [f"`S{k}`.icon.center[0]" for k in met]
-    assert [g.args[0].name for g in d.goals if g.implicit] == [f"`S{k}`.icon" for k in met]  # onCanvas
+    assert [g.args[0].name for g in each_goal(d.goals) if g.implicit] == [
+        f"`S{k}`.icon" for k in met
+    ]  # onCanvas
 
 
 def test_unknowns_of_a_shape_come_in_the_order_its_block_sets_them_at_its_first_goal():
@@ -165,7 +168,7 @@ def test_translation_errors_and_warnings_come_in_match_order():
     warnings = [w for w in d.warnings if "ImplicitOverrideWarning" in w]
     assert len(warnings) == len(pairs(n))
     assert all(f" {PAIR_BLOCK}:{m}.a is assigned again" in w for m, w in enumerate(warnings))
-    assert [g.args for g in d.goals if g.name == "lessThan"] == [[2.0, 3.0]] * len(pairs(n))
+    assert [g.args for g in each_goal(d.goals) if g.name == "lessThan"] == [[2.0, 3.0]] * len(pairs(n))
 
 
 def test_match_counters_and_locals_are_per_match():
@@ -177,7 +180,9 @@ def test_match_counters_and_locals_are_per_match():
     d = build(style, substance=sets(n))
     total = len(pairs(n))
     order = [m for block, m in local_scope_order([(1, n), (PAIR_BLOCK, total)]) if block == PAIR_BLOCK]
-    assert [g.args[0] for g in d.goals if g.name == "lessThan"] == [10.0 * (m + 1) + total for m in order]
+    assert [g.args[0] for g in each_goal(d.goals) if g.name == "lessThan"] == [
+        10.0 * (m + 1) + total for m in order
+    ]
 
 
 @pytest.mark.parametrize("counts", [[(1, 3), (2, 5)], [(1, 8)], [(0, 1), (2, 300), (5, 7)], [(3, 4000)]])

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from energies.diagram import Diagram, ShapeInstance
+from energies.diagram import Diagram, ShapeInstance, count_goals
 from energies.diagram_build import build_diagram
 from energies.lang.errors import DiagramError
 
@@ -62,8 +62,8 @@ def outcomes(registry: list[Trio]) -> dict[str, Outcome]:
         except DiagramError as e:
             out[trio.key] = Outcome(None, f"{e.kind}: {e.message}")
             continue
-        n_constraints = sum(g.kind == "constraint" for g in d.goals)
-        out[trio.key] = Outcome(drawn_names(d.shapes), goals=(n_constraints, len(d.goals) - n_constraints))
+        counts = (count_goals(d.goals, "constraint"), count_goals(d.goals, "objective"))
+        out[trio.key] = Outcome(drawn_names(d.shapes), goals=counts)
     return out
 
 
