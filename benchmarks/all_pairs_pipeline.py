@@ -4,7 +4,9 @@ The trio is `benchmarks/style_all_pairs.py`'s (N sets, a circle each, `ensure di
 pair). For each N, in one process after `warm_up()`, prints the seconds of each phase of
 `service.pipeline.render_trio` (diagram: parsing, matching and Style evaluation; energy: goal tables,
 tracing, differentiation, code generation and wasmtime; optimize; render), the energy evaluations
-and the largest constraint violation at the end (<= 1e-3 counts as satisfied, as Penrose counts).
+and the largest constraint violation at the end (<= 1e-3 counts as satisfied, as Penrose counts),
+and the process's peak resident memory so far (sizes run in increasing order, so each row's peak is
+its own unless a smaller size's was higher).
 
     python benchmarks/all_pairs_pipeline.py [--sizes 100 300 1000]
 """
@@ -12,6 +14,7 @@ and the largest constraint violation at the end (<= 1e-3 counts as satisfied, as
 from __future__ import annotations
 
 import argparse
+import resource
 import time
 
 import numpy as np
@@ -55,14 +58,16 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     warm_up()
     print(
-        "| N | goals | diagram s | energy s | optimize s | render s | total s | evaluations | max violation |"
+        "| N | goals | diagram s | energy s | optimize s | render s | total s | evaluations | max violation "
+        "| peak RSS MB |"
     )
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for n in args.sizes:
         r = run(n)
         print(
             f"| {n} | {r['goals']:,} | {r['diagram']:.2f} | {r['energy']:.2f} | {r['optimize']:.2f} |"
             f" {r['render']:.2f} | {r['total']:.2f} | {r['evaluations']} | {r['violation']:.2g} |"
+            f" {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} |"
         )
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from functools import partial
 from typing import Any, Literal
 
 import numpy as np
@@ -31,13 +30,7 @@ class Where:
     line: int = 0
     column: int = 0
     block: str = ""  # the selector text of the block, shortened
-    # the substitution, e.g. "x=A, y=B", or how to format it: a block of 500,000 matches states
-    # 500,000 goals, and only the few that a message names are ever shown
-    match_text: str | Callable[[], str] = ""
-
-    @property
-    def match(self) -> str:
-        return self.match_text if isinstance(self.match_text, str) else self.match_text()
+    match: str = ""  # the substitution, e.g. "x=A, y=B"
 
     def __str__(self) -> str:
         loc = f"style:{self.line}:{self.column}" if self.line else "style"
@@ -127,7 +120,7 @@ class GoalTable:
         if self.match_text is None:
             return self.where
         w = self.where
-        return Where(w.line, w.column, w.block, partial(self.match_text, row))
+        return Where(w.line, w.column, w.block, self.match_text(row))
 
     def active_in(self, stage: str) -> bool:
         return (stage in self.stages) != self.exclude

@@ -17,7 +17,6 @@ A `BlockContext` is one block applied to one match; sources assigned outside the
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import partial
 from typing import Any, NamedTuple
 
 from energies.diagram import Where
@@ -171,16 +170,16 @@ class BlockContext:
         self.resolved: dict[int, Resolved] = {}  # id(path AST) -> its resolution
 
     def where(self, pos: Pos) -> Where:
-        """`pos` in this block, with the match (`x=A, y=B`) for messages, formatted when shown."""
-        match = partial(_match_text, self.subst, self.collection)
-        return Where(pos.line, pos.column, self.plan.block_text, match)
+        """`pos` in this block, with the match (`x=A, y=B`) for messages."""
+        return Where(pos.line, pos.column, self.plan.block_text, match_text(self.subst, self.collection))
 
     def counter(self, name: str) -> float:
         assert self.match is not None
         return float(self.match.match_id if name == "match_id" else self.match.match_total)
 
 
-def _match_text(subst: dict[str, SubValue], collection: tuple[str, Any] | None) -> str:
+def match_text(subst: dict[str, SubValue], collection: tuple[str, Any] | None) -> str:
+    """A match as messages show it: `x=A, y=B` (a collection's contents as `[...]`)."""
     shown = [f"{k}={unique_name(v)}" for k, v in subst.items()]
     if collection is not None:
         shown.append(f"{collection[0]}=[...]")

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from energies.diagram import Column, Goal, GoalInstance, GoalTable, Where
+from energies.lang.ast import Pos
+from energies.lang.substance_env import SubValue
+from energies.style.context import BlockContext, match_text
 
 if TYPE_CHECKING:
     from energies.style.goals import GoalForm
@@ -27,49 +29,45 @@ MIN_TABLE_ROWS = 64  # below this, a run's goals stay GoalInstances (tables pay 
 
 @dataclass
 class _Run:
-    """Consecutive goals of one statement: their arguments and how to name their matches."""
+    """Consecutive goals of one statement: their arguments and their matches."""
 
     form: GoalForm
     line: int
     column: int
     block: str
     rows: list[list[Any]] = field(default_factory=list)
-    matches: list[Callable[[], str]] = field(default_factory=list)
+    substs: list[dict[str, SubValue]] = field(default_factory=list)
+    collections: list[tuple[str, Any] | None] = field(default_factory=list)
 
 
 class GoalRuns:
     def __init__(self) -> None:
         self.runs: list[_Run] = []
 
-    def add(self, form: GoalForm, args: list[Any], where: Where) -> None:
+    def add(self, form: GoalForm, args: list[Any], ctx: BlockContext, pos: Pos) -> None:
         last = self.runs[-1] if self.runs else None
         if last is None or last.form is not form:
-            last = _Run(form, where.line, where.column, where.block)
+            last = _Run(form, pos.line, pos.column, ctx.plan.block_text)
             self.runs.append(last)
         last.rows.append(args)
-        last.matches.append(where.match_text)  # type: ignore[arg-type]
-
-    def __len__(self) -> int:
-        return sum(len(r.rows) for r in self.runs)
+        last.substs.append(ctx.subst)
+        last.collections.append(ctx.collection)
 
     def goals(self) -> list[Goal]:
         out: list[Goal] = []
         for run in self.runs:
             if len(run.rows) >= MIN_TABLE_ROWS and run.rows[0]:  # (a table needs a column)
                 out.append(_table(run))
-            else:
-                f = run.form
-                out += [
-                    GoalInstance(
-                        f.kind,
-                        f.name,
-                        args,
-                        f.stages,
-                        f.exclude,
-                        Where(run.line, run.column, run.block, match),
-                    )
-                    for args, match in zip(run.rows, run.matches)
-                ]
+                continue
+            f = run.form
+            wheres = [
+                Where(run.line, run.column, run.block, match_text(subst, collection))
+                for subst, collection in zip(run.substs, run.collections)
+            ]
+            out += [
+                GoalInstance(f.kind, f.name, args, f.stages, f.exclude, where)
+                for args, where in zip(run.rows, wheres)
+            ]
         return out
 
 
@@ -82,13 +80,28 @@ def _table(run: _Run) -> GoalTable:
         f.stages,
         f.exclude,
         Where(run.line, run.column, run.block),
-        match_text=partial(_match_text, run.matches),
+        match_text=_match_texts(run),
     )
 
 
-def _match_text(matches: list[str | Callable[[], str]], row: int) -> str:
-    m = matches[row]
-    return m if isinstance(m, str) else m()
+class _MatchColumns:
+    """Each row's match as columns of substance values (the text is made when a message needs it):
+    500,000 matches in a few index arrays instead of 500,000 strings."""
+
+    def __init__(self, names: tuple[str, ...], substs: list[dict[str, SubValue]]):
+        self.names = names
+        self.columns = [_column([subst[name] for subst in substs]) for name in names]
+
+    def __call__(self, row: int) -> str:
+        return match_text({n: c.values[int(c.index[row])] for n, c in zip(self.names, self.columns)}, None)
+
+
+def _match_texts(run: _Run) -> Callable[[int], str]:
+    names = set(map(tuple, run.substs))
+    if len(names) == 1 and not any(run.collections):
+        return _MatchColumns(names.pop(), run.substs)
+    texts = [match_text(subst, collection) for subst, collection in zip(run.substs, run.collections)]
+    return texts.__getitem__
 
 
 def _column(values: Sequence[Any]) -> Column:

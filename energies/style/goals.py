@@ -95,7 +95,7 @@ def record_goal(ev: Evaluator, expr: S.ObjFn | S.ConstrFn, ctx: BlockContext) ->
     form = goal_form(ev, expr)
     args = [ev.eval_value(a, ctx) for a in form.args]
     check_goal_args(form.name, form.checks, args, form.positions, ev)
-    ev.goals.add(form, args, ctx.where(expr.pos))
+    ev.goals.add(form, args, ctx, expr.pos)
 
 
 def record_layering(ev: Evaluator, expr: S.Layering, ctx: BlockContext) -> None:

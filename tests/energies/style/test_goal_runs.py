@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
 from energies.compile.problem import compile_problem
-from energies.diagram import Diagram, GoalInstance, GoalTable, Where, count_goals, each_goal
+from energies.diagram import Diagram, GoalInstance, GoalTable, count_goals, each_goal
+from energies.lang.ast import Pos
 from energies.style.goal_runs import MIN_TABLE_ROWS, GoalRuns
 from energies.style.goals import GoalForm
 
@@ -24,19 +27,27 @@ def form(name: str) -> GoalForm:
     return GoalForm("constraint", name, (), (), [], (), True)
 
 
+def match(k: int, collection: tuple[str, tuple[str, ...]] | None = None) -> SimpleNamespace:
+    """What GoalRuns reads of a block context: its block's text, substitution and collection."""
+    return SimpleNamespace(
+        plan=SimpleNamespace(block_text="blk"), subst={"m": f"M{k}"}, collection=collection
+    )
+
+
 def test_a_long_run_becomes_one_table_and_a_short_one_stays_single_goals() -> None:
     runs = GoalRuns()
     a, b = form("a"), form("b")
     for k in range(MIN_TABLE_ROWS - 1):
-        runs.add(a, [float(k)], Where(3, 1, "blk", f"m={k}"))
+        runs.add(a, [float(k)], match(k), Pos(3, 1))
     for k in range(MIN_TABLE_ROWS):
-        runs.add(b, [float(k), "s"], Where(4, 1, "blk", f"m={k}"))
+        runs.add(b, [float(k), "s"], match(k), Pos(4, 1))
     goals = runs.goals()
     assert [type(g) for g in goals] == [GoalInstance] * (MIN_TABLE_ROWS - 1) + [GoalTable]
     table = goals[-1]
     assert len(table) == MIN_TABLE_ROWS == count_goals(goals, "constraint") - (MIN_TABLE_ROWS - 1)
     assert [g.args for g in each_goal(goals)][-3:] == [[61.0, "s"], [62.0, "s"], [63.0, "s"]]
-    assert str(table.where_at(5)) == "style:4:1 (block blk, match m=5)"
+    assert str(table.where_at(5)) == "style:4:1 (block blk, match m=M5)"
+    assert str(goals[7].where) == "style:3:1 (block blk, match m=M7)"
     assert len(table.columns[1].values) == 1  # "s" is one object in every row
 
 
@@ -44,10 +55,19 @@ def test_alternating_statements_keep_their_order() -> None:
     runs = GoalRuns()
     a, b = form("a"), form("b")
     for k in range(100):
-        runs.add(a if k % 2 else b, [float(k)], Where())
+        runs.add(a if k % 2 else b, [float(k)], match(k), Pos(1, 1))
     goals = runs.goals()
     assert all(isinstance(g, GoalInstance) for g in goals)
     assert [g.args[0] for g in goals] == [float(k) for k in range(100)]
+
+
+def test_rows_of_collection_matches_keep_their_text() -> None:
+    runs = GoalRuns()
+    a = form("a")
+    for k in range(MIN_TABLE_ROWS):
+        runs.add(a, [float(k)], match(k, ("xs", ("P", "Q")) if k % 2 else None), Pos(2, 5))
+    (table,) = runs.goals()
+    assert table.where_at(3).match == "m=M3, xs=[...]" and table.where_at(4).match == "m=M4"
 
 
 @pytest.mark.parametrize("n", [14, 30])
