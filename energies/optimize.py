@@ -57,7 +57,7 @@ from __future__ import annotations
 import functools
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
@@ -207,6 +207,14 @@ class GoalReports(Sequence[GoalReport]):
 
     def __len__(self) -> int:
         return len(self.values[0]) + len(self.values[1])
+
+    def __iter__(self) -> Iterator[GoalReport]:
+        """Every report, the names made in bulk (500,000 one by one cost seconds)."""
+        objectives, constraints = (names[:] for names in self.names)
+        for name, v in zip(objectives, self.values[0].tolist()):
+            yield GoalReport(name, "objective", v, None)
+        for name, v in zip(constraints, self.values[1].tolist()):
+            yield GoalReport(name, "constraint", v, v <= SATISFIED_TOLERANCE)
 
     def __getitem__(self, i: int | slice) -> GoalReport | list[GoalReport]:  # type: ignore[override]
         if isinstance(i, slice):

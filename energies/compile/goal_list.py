@@ -38,6 +38,13 @@ class GoalList:
         part, row = self.parts[p], i - self.starts[p]
         return part.describe(row) if isinstance(part, GoalTable) else part[row].describe()
 
+    def descriptions(self) -> list[str]:
+        """Every goal's description, in bulk."""
+        out: list[str] = []
+        for part in self.parts:
+            out += part.describe_all() if isinstance(part, GoalTable) else [g.describe() for g in part]
+        return out
+
     def active(self, stage: str) -> np.ndarray:
         """Which goals take part in a stage: (stage in stages) != exclude for each goal."""
         masks = [
@@ -92,6 +99,8 @@ class GoalNames(Sequence[str]):
 
     def __getitem__(self, i: Any) -> Any:
         if isinstance(i, slice):
+            if i == slice(None):
+                return self.goals.descriptions()
             return [self.goals.describe(k) for k in range(*i.indices(len(self.goals)))]
         if i < 0:
             i += len(self.goals)

@@ -95,6 +95,12 @@ class _MatchColumns:
     def __call__(self, row: int) -> str:
         return match_text({n: c.values[int(c.index[row])] for n, c in zip(self.names, self.columns)}, None)
 
+    def texts(self) -> list[str]:
+        """Every row's text, each distinct value named once."""
+        shown = [[match_text({n: v}, None) for v in c.values] for n, c in zip(self.names, self.columns)]
+        per_name = [[names[i] for i in c.index.tolist()] for names, c in zip(shown, self.columns)]
+        return list(map(", ".join, zip(*per_name)))
+
 
 def _match_texts(run: _Run) -> Callable[[int], str]:
     names = set(map(tuple, run.substs))

@@ -168,3 +168,9 @@ def test_descriptions_name_the_row_and_its_arguments() -> None:
 def test_malformed_tables_are_refused_by_name(columns, message) -> None:
     with pytest.raises(ValueError, match=f"goal table near.*{message}"):
         GoalTable("objective", "near", columns)
+
+
+def test_bulk_descriptions_of_a_program_table() -> None:
+    s, _ = shapes(3, 0)
+    table = GoalTable("constraint", "disjoint", [Column(s, np.array([0, 1])), Column(s, np.array([2, 2]))])
+    assert table.describe_all() == [table.describe(0), table.describe(1)]

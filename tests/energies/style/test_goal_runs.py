@@ -84,3 +84,13 @@ def test_an_all_pairs_block_compiles_as_its_goals_written_out(n: int) -> None:
     np.testing.assert_array_equal(g1, g2)
     assert list(tabled_p.constraint_names) == list(single_p.constraint_names)
     assert "match x=S" in tabled_p.constraint_names[0]
+
+
+def test_bulk_descriptions_are_the_one_by_one_descriptions() -> None:
+    d = build(ICONS + PAIRS, substance=sets(12), library=None)
+    (table,) = [g for g in d.goals if isinstance(g, GoalTable)]
+    assert table.describe_all() == [table.describe(k) for k in range(len(table))]
+    assert table.describe(0).startswith("ensure disjoint at style:") and "match x=S" in table.describe(0)
+    p = compile_problem(d, cache=None)
+    names = p.constraint_names
+    assert names[:] == [names[k] for k in range(len(names))]
