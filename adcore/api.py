@@ -16,6 +16,7 @@ from typing import Any
 
 from .builder import Builder
 from .errors import AdcoreTypeError
+from .gc_pause import gc_paused
 from .ir import Atom, Function, Lit, Var
 from .lazy import find_lazy
 from .typecheck import check_function
@@ -141,6 +142,7 @@ def _name_of(body: Callable[..., Any], name: str | None) -> str:
     return n if n and n != "<lambda>" else f"fn{next(_anon)}"
 
 
+@gc_paused
 def fn(params: Sequence[Any], ret: Any, body: Callable[..., Any], *, name: str | None = None) -> Fn:
     """Trace `body` once with symbolic parameters into a new function.
 

@@ -14,7 +14,7 @@ from .ir import Atom, Block, Eqn, Function, Lit, Var
 from .prims import result_types
 from .types import Bool, Int, Real, RefT, Scalar, Type, VecT
 
-_TYPED: dict[tuple[str, tuple[Type, ...]], tuple[Type, ...]] = {}
+_TYPED: dict[tuple[Any, ...], tuple[Type, ...]] = {}  # (prim, *argument types) -> result types
 
 
 def is_lit(a: Atom, val: float | None = None) -> bool:
@@ -27,26 +27,30 @@ class Builder:
 
     # -- emission -------------------------------------------------------------------------------
     def emit(self, prim: str, args: Sequence[Atom], **params: Any) -> tuple[Var, ...]:
-        types = tuple([a.ty for a in args])
-        if params:
-            out_types = result_types(prim, types, params)
-        else:  # most instructions: a scalar primitive, typed once per signature
-            key = (prim, types)
-            out_types = _TYPED.get(key)  # type: ignore[assignment]
-            if out_types is None:
-                out_types = _TYPED[key] = result_types(prim, types, params)
-        outs = (Var(out_types[0]),) if len(out_types) == 1 else tuple([Var(t) for t in out_types])
-        self.blocks[-1].append(Eqn(outs, prim, tuple(args), params))
-        return outs
+        return self.record(prim, tuple(args), params)
 
     def emit1(self, prim: str, *args: Atom, **params: Any) -> Atom:
         for a in args:  # identities need a literal operand; most instructions have none
-            if type(a) is Lit:
+            if a.__class__ is Lit:
                 folded = fold(prim, args)
                 if folded is not None:
                     return folded
                 break
-        return self.emit(prim, args, **params)[0]
+        return self.record(prim, args, params)[0]
+
+    def record(self, prim: str, args: tuple[Atom, ...], params: dict[str, Any]) -> tuple[Var, ...]:
+        """Type `prim(args; params)`, append it to the open block and return its fresh outputs."""
+        if params:
+            out_types = result_types(prim, [a.ty for a in args], params)
+        else:  # most instructions: a scalar primitive, typed once per signature
+            # spelled out for two operands: a comprehension costs a call
+            key = (prim, args[0].ty, args[1].ty) if len(args) == 2 else (prim, *[a.ty for a in args])
+            out_types = _TYPED.get(key)  # type: ignore[assignment]
+            if out_types is None:
+                out_types = _TYPED[key] = result_types(prim, key[1:], params)
+        outs = (Var(out_types[0]),) if len(out_types) == 1 else tuple([Var(t) for t in out_types])
+        self.blocks[-1].append(Eqn(outs, prim, args, params))
+        return outs
 
     def call(self, f: Function, args: Sequence[Atom]) -> tuple[Var, ...]:
         return self.emit("call", args, fn=f)
@@ -111,6 +115,8 @@ def fold(prim: str, args: Sequence[Atom]) -> Atom | None:
             break
     else:
         return None  # every rule below needs a literal operand (asked for every instruction)
+    if prim == "index":
+        return None  # the commonest with a literal (a constant position): arrays are never literals
     if prim == "add" and len(args) == 2:
         a, b = args
         if is_lit(a, 0) and a.ty == b.ty:

@@ -24,20 +24,19 @@ def dce_function(f: Function) -> Function:
 
 def dce_eqns(eqns: tuple[Eqn, ...], live: set[Var], live_refs: set[Var]) -> list[Eqn]:
     kept: list[Eqn] = []
+    mark = live.add
     for e in reversed(eqns):
         prim = e.prim
-        if prim == "accum":
-            if e.args[0] in live_refs:
-                kept.append(e)
-                live.update([a for a in e.args if a.__class__ is Var])
-        elif prim == "for":
+        if prim == "for":
             loop = dce_loop(e, live, live_refs)
             if loop is not None:
                 kept.append(loop)
                 live.update(free_vars(loop.params["body"]))
-        elif not live.isdisjoint(e.outs):
+        elif (e.args[0] in live_refs) if prim == "accum" else not live.isdisjoint(e.outs):
             kept.append(e)
-            live.update([a for a in e.args if a.__class__ is Var])
+            for a in e.args:  # a loop, not a comprehension: cheaper for the usual two operands
+                if a.__class__ is Var:
+                    mark(a)
     kept.reverse()
     return kept
 

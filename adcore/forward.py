@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 
 from .builder import Builder
 from .errors import AdcoreError
+from .gc_pause import gc_paused
 from .ir import Atom, Block, Eqn, Function, Lit, Var
 from .types import Real, RefT, Type, is_real_leaf
 
@@ -20,6 +21,7 @@ Tangent = Atom | None
 Rule = Callable[["JvpState", Eqn, list[Atom], list[Tangent]], list[tuple[Atom, Tangent]]]
 
 
+@gc_paused
 def jvp_function(f: Function, wrt: tuple[bool, ...] | None = None) -> Function:
     """f' over (x, dx) pairs; with `wrt`, only the parameter leaves it marks get a tangent (the
     others are held constant), so no derivative work is spent on data such as index tables."""
@@ -94,16 +96,24 @@ class JvpState:
     def block(self, block: Block) -> None:
         primal, tangent = self.primal, self.tangent
         for e in block.eqns:
-            args = [primal[a] if type(a) is Var else a for a in e.args]
-            tangents = [tangent.get(a) if type(a) is Var else None for a in e.args]
-            if e.prim in ("for", "accum"):
-                pairs = (self.loop if e.prim == "for" else self.accum)(e, args, tangents)
-            elif e.prim == "call":
-                pairs = self.call(e, args, tangents)
+            args: list[Atom] = []
+            tangents: list[Tangent] = []
+            for a in e.args:  # a loop, not two comprehensions: each would cost a call
+                if a.__class__ is Var:
+                    args.append(primal[a])
+                    tangents.append(tangent.get(a))
+                else:
+                    args.append(a)
+                    tangents.append(None)
+            prim = e.prim
+            if prim in _STRUCTURED:
+                pairs = _STRUCTURED[prim](self, e, args, tangents)
             elif tangents.count(None) == len(tangents) or not _REAL_OUT[e.outs[0].ty]:
-                pairs = [(o, None) for o in self.b.emit(e.prim, args, **e.params)]
+                for o, x in zip(e.outs, self.b.record(prim, tuple(args), e.params)):  # no derivative
+                    primal[o], tangent[o] = x, None
+                continue
             else:
-                pairs = JVP[e.prim](self, e, args, tangents)
+                pairs = JVP[prim](self, e, args, tangents)
             for o, (x, dx) in zip(e.outs, pairs):
                 primal[o], tangent[o] = x, dx
 
@@ -159,6 +169,9 @@ class JvpState:
             self.used_refs.add(dref)
             self.b.emit("accum", [dref, dv, *args[2:]])
         return []
+
+
+_STRUCTURED: dict[str, Rule] = {"for": JvpState.loop, "accum": JvpState.accum, "call": JvpState.call}
 
 
 # -- rules for scalar primitives: (state, eqn, primals, tangents) -> [(primal out, tangent out)] ---------

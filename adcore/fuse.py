@@ -18,6 +18,7 @@ Semantics are unchanged up to the order of floating-point sums.
 
 from __future__ import annotations
 
+import operator
 from collections import Counter
 from collections.abc import Callable
 
@@ -28,9 +29,7 @@ from .simplify import rename_block, simplify_function
 
 def fuse_program(f: Function) -> Function:
     """f (already simplified) with single-use looping callees inlined and loops fused, everywhere."""
-    calls = Counter(
-        id(e.params["fn"]) for g in call_graph(f) if g.body for e in _all_eqns(g.body) if e.prim == "call"
-    )
+    calls = Counter(id(e.params["fn"]) for g in call_graph(f) if g.body for e in _calls(g.body))
     done: dict[int, Function] = {}
 
     def visit(g: Function) -> Function:
@@ -56,13 +55,13 @@ def fuse_program(f: Function) -> Function:
             else:
                 eqns.append(_with_callees(e, visit))
         fused = fuse_block(eqns)
-        if len(fused) == len(g.body.eqns) and all(a is b for a, b in zip(fused, g.body.eqns)):
+        if len(fused) == len(g.body.eqns) and all(map(operator.is_, fused, g.body.eqns)):
             done[id(g)] = g  # unchanged: keep the function itself, so no caller sees two copies
             return g
         results = tuple(sub.get(r, r) if isinstance(r, Var) else r for r in g.body.results)
         h = Function(g.name, g.params, g.result_types, Block(g.body.params, tuple(fused), results))
         h.signature, h.custom_jvp, h.linear_mask = g.signature, g.custom_jvp, g.linear_mask
-        if inlined or any(a is not b for a, b in zip(fused, eqns)) or len(fused) != len(eqns):
+        if inlined or len(fused) != len(eqns) or not all(map(operator.is_, fused, eqns)):
             # CSE shares what fusion brought together
             h = simplify_function(h)
         h.cache["simplified"] = h  # its callers' simplification must not redo it
@@ -80,17 +79,23 @@ def _with_callees(e: Eqn, visit: Callable[[Function], Function]) -> Eqn:
     if e.prim != "for":
         return e
     b: Block = e.params["body"]
-    eqns = tuple(_with_callees(x, visit) for x in b.eqns)
-    if all(x is y for x, y in zip(eqns, b.eqns)):
+    eqns = [x if x.prim != "call" and x.prim != "for" else _with_callees(x, visit) for x in b.eqns]
+    if all(map(operator.is_, eqns, b.eqns)):
         return e
-    return Eqn(e.outs, "for", e.args, {**e.params, "body": Block(b.params, eqns, b.results)})
+    return Eqn(e.outs, "for", e.args, {**e.params, "body": Block(b.params, tuple(eqns), b.results)})
 
 
-def _all_eqns(b: Block):
-    for e in b.eqns:
-        yield e
-        if e.prim == "for":
-            yield from _all_eqns(e.params["body"])
+def _calls(b: Block) -> list[Eqn]:
+    """The call equations of a block and of the loop bodies inside it."""
+    found: list[Eqn] = []
+    blocks = [b]
+    while blocks:
+        for e in blocks.pop().eqns:
+            if e.prim == "call":
+                found.append(e)
+            elif e.prim == "for":
+                blocks.append(e.params["body"])
+    return found
 
 
 def _has_loop(f: Function) -> bool:

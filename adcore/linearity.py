@@ -72,7 +72,13 @@ class Linearity:
         touched = False
         linear = self.linear
         for e in block.eqns:
-            lin_args = [a in linear if type(a) is Var else False for a in e.args]
+            for a in e.args:
+                if a.__class__ is Var and a in linear:
+                    break
+            else:
+                if e.prim != "for" and e.prim != "call":
+                    continue  # primal work (most of it): reads no tangent, so makes none
+            lin_args = [a in linear if a.__class__ is Var else False for a in e.args]
             self.equation(e, lin_args)
             if (
                 True in lin_args
@@ -96,21 +102,36 @@ class Linearity:
                 g = e.params["fn"]
                 mask = call_mask(g, lin_args, self.f.name)
                 self.linear.update(o for o, m in zip(e.outs, call_out_mask(g, mask)) if m)
-        elif any(lin_args):
-            allowed = LINEAR_POSITIONS.get(e.prim)
-            bad = allowed is None or (allowed and any(m and k not in allowed for k, m in enumerate(lin_args)))
-            if e.prim in ("mul", "zmul") and all(lin_args):
-                raise LinearityError(f"in {self.f.name}: a product of two tangents is not linear")
-            if bad:
-                raise LinearityError(
-                    f"in {self.f.name}: {e.prim} applied to a tangent; a derivative must be linear in "
-                    "its tangents (a custom jvp may only add, subtract, negate, select tangents and "
-                    "scale them by primal values)"
-                )
+        elif True in lin_args:
+            if len(lin_args) <= 4:  # scalar primitives: a few patterns, each checked once
+                key = (e.prim, *lin_args)
+                why = _NOT_LINEAR.get(key, "")
+                if why == "":
+                    why = _NOT_LINEAR[key] = _why_not_linear(e.prim, lin_args)
+            else:
+                why = _why_not_linear(e.prim, lin_args)
+            if why is not None:
+                raise LinearityError(f"in {self.f.name}: {why}")
             if e.prim == "accum":
                 self.linear.add(e.args[0])  # type: ignore[arg-type]
             else:
                 self.linear.update(e.outs)
+
+
+def _why_not_linear(prim: str, lin_args: list[bool]) -> str | None:
+    """Why prim applied to tangents in the positions `lin_args` marks is not linear (None if it is)."""
+    allowed = LINEAR_POSITIONS.get(prim)
+    if prim in ("mul", "zmul") and all(lin_args):
+        return "a product of two tangents is not linear"
+    if allowed is None or (allowed and any(m and k not in allowed for k, m in enumerate(lin_args))):
+        return (
+            f"{prim} applied to a tangent; a derivative must be linear in its tangents (a custom jvp "
+            "may only add, subtract, negate, select tangents and scale them by primal values)"
+        )
+    return None
+
+
+_NOT_LINEAR: dict[tuple[str | bool, ...], str | None] = {}  # (prim, *linear args) -> _why_not_linear
 
 
 def free_vars(block: Block) -> list[Var]:

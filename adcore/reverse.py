@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from .forward import jvp_function
+from .gc_pause import gc_paused
 from .ir import Function
 from .transpose import transpose_function
 from .unzip import unzip_function
 
 
+@gc_paused
 def reverse_pair(f: Function, wrt: tuple[bool, ...] | None = None) -> tuple[Function, Function]:
     """(fwd, bwd): fwd(x) -> (f(x), residuals); bwd(residuals, ct of each Real result leaf) -> ct of
     each Real parameter leaf (only the leaves `wrt` marks, if given)."""

@@ -20,6 +20,7 @@ from typing import Any
 
 from .builder import fold
 from .dce import dce_function
+from .gc_pause import gc_paused
 from .ir import Atom, Block, Eqn, Function, Lit, Var
 from .types import Int, Real, RefT, VecT
 
@@ -61,6 +62,7 @@ PURE = frozenset(
 UNROLL_LIMIT = 8
 
 
+@gc_paused  # its value-numbering tables hold a tuple per instruction
 def simplify_program(f: Function) -> Function:
     """f with every function it calls simplified (memoized on each function)."""
     cached = f.cache.get("simplified")
@@ -89,7 +91,7 @@ def _has_loop(f: Function) -> bool:
 
 
 def _inlinable(f: Function) -> bool:
-    return f.body is not None and not _has_loop(f) and len(f.body.eqns) <= INLINE_LIMIT
+    return f.body is not None and len(f.body.eqns) <= INLINE_LIMIT and not _has_loop(f)
 
 
 class Simplifier:
@@ -112,11 +114,9 @@ class Simplifier:
         self.known.pop()
         return Block(b.params, tuple(out), tuple(self.atom(r) for r in b.results))
 
-    def reuse(self, prim: str, args: tuple[Atom, ...], out: Var) -> bool:
-        """Common subexpressions: a pure scalar instruction already computed in scope is reused."""
-        # Keys of plain numbers and strings (a variable's id; a literal's value, type and sign, as
-        # 0.0 == -0.0): such tuples leave the cycle collector's lists, which a million would burden
-        key = (prim, *[a.id if a.__class__ is Var else _literal_key(a) for a in args])  # type: ignore[union-attr]
+    def reuse(self, key: tuple[Any, ...], out: Var) -> bool:
+        """Common subexpressions: a pure scalar instruction already computed in scope is reused.
+        `key` is the primitive and its operands (a literal as its value, type and sign: 0.0 == -0.0)."""
         for scope in reversed(self.known):
             found = scope.get(key)
             if found is not None:
@@ -128,11 +128,30 @@ class Simplifier:
     def eqn(self, e: Eqn, in_loop: bool, out: list[Eqn]) -> None:
         # One lookup resolves a variable: what `sub` maps to is itself resolved when it is stored
         get = self.sub.get
-        args = tuple([a if a.__class__ is Lit else get(a, a) for a in e.args])
-        if e.prim == "index" and isinstance(args[1], Lit) and args[0] in self.vec_lits:
-            self.sub[e.outs[0]] = self.vec_lits[args[0]][int(args[1].val)]  # type: ignore[index]
+        args = e.args
+        if len(args) == 2:  # spelled out: a comprehension costs a call, more than the work here
+            x, y = args
+            args = (x if x.__class__ is Lit else get(x, x), y if y.__class__ is Lit else get(y, y))
+        else:
+            args = tuple([a if a.__class__ is Lit else get(a, a) for a in args])
+        prim = e.prim
+        if prim in PURE:  # most instructions: fold, reuse, or keep
+            if prim == "index" and args[1].__class__ is Lit and args[0] in self.vec_lits:
+                self.sub[e.outs[0]] = self.vec_lits[args[0]][int(args[1].val)]  # type: ignore[index, union-attr]
+                return
+            key = (prim, *args)  # variables hash by identity, quickly
+            for a in args:
+                if a.__class__ is Lit:  # every folding rule needs a literal operand
+                    folded = fold(prim, args)
+                    if folded is not None:
+                        self.sub[e.outs[0]] = folded
+                        return
+                    key = (prim, *[x if x.__class__ is Var else _literal_key(x) for x in args])  # type: ignore[arg-type]
+                    break
+            if not self.reuse(key, e.outs[0]):
+                out.append(Eqn(e.outs, prim, args, e.params))
             return
-        if e.prim == "call":
+        if prim == "call":
             callee: Function = e.params["fn"]
             if in_loop and _inlinable(callee):
                 self.inline(callee, args, e.outs, out)
@@ -148,13 +167,6 @@ class Simplifier:
                 return
             out.append(Eqn(e.outs, "for", args, {**e.params, "body": self.block(body, in_loop=True)}))
             return
-        if e.prim in PURE:
-            folded = fold(e.prim, args)
-            if folded is not None:
-                self.sub[e.outs[0]] = folded
-                return
-            if self.reuse(e.prim, args, e.outs[0]):
-                return
         new = Eqn(e.outs, e.prim, args, e.params)
         if e.prim == "vec":
             self.vec_lits[e.outs[0]] = args

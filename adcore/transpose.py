@@ -172,6 +172,8 @@ def _not_linear(g: Function, f: Function) -> Function:
 
 
 def materialize(b: Builder, ty: Type, contributions: list[Contribution]) -> Atom:
+    if len(contributions) == 1 and contributions[0].__class__ is not OneHot:
+        return contributions[0]  # type: ignore[return-value]  # the usual case: one use, nothing to add
     full = [c for c in contributions if not isinstance(c, OneHot)]
     hots = [c for c in contributions if isinstance(c, OneHot)]
     if hots and isinstance(ty, VecT) and ty.n <= SMALL and _literal_paths(hots):

@@ -156,15 +156,20 @@ class Unzipper:
 
 def substitute_block(block: Block, sub: dict[Var, Var]) -> Block:
     def atom(a: Atom) -> Atom:
-        return sub.get(a, a) if isinstance(a, Var) else a
+        return sub.get(a, a) if isinstance(a, Var) else a  # type: ignore[arg-type]
 
-    def eqn(e: Eqn) -> Eqn:
+    eqns: list[Eqn] = []
+    for e in block.eqns:
         params = e.params
         if e.prim == "for":
             params = {**params, "body": substitute_block(params["body"], sub)}
-        return Eqn(e.outs, e.prim, tuple(atom(a) for a in e.args), params)
-
-    return Block(block.params, tuple(eqn(e) for e in block.eqns), tuple(atom(r) for r in block.results))
+        args = e.args
+        for a in args:  # most equations read no substituted variable: keep those as they are
+            if a.__class__ is Var and a in sub:
+                args = tuple([atom(x) for x in args])
+                break
+        eqns.append(e if args is e.args and params is e.params else Eqn(e.outs, e.prim, args, params))
+    return Block(block.params, tuple(eqns), tuple(atom(r) for r in block.results))
 
 
 __all__ = ["Unzipped", "unzip_function", "Lit"]

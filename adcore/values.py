@@ -39,10 +39,9 @@ def current_name() -> str:
 class Sym:
     __slots__ = ("atom", "block")
 
-    def __init__(self, atom: Atom):
+    def __init__(self, atom: Atom, builder: Builder | None = None):
         self.atom = atom
-        builder = current_builder()
-        self.block = builder.blocks[-1]
+        self.block = (builder or current_builder()).blocks[-1]
 
     @property
     def ty(self) -> Type:
@@ -138,10 +137,10 @@ def _is_int(*xs: Any) -> bool:
     )
 
 
-def lift(x: Any, like: Scalar | None = None) -> Atom:
+def lift(x: Any, like: Scalar | None = None, builder: Builder | None = None) -> Atom:
     """A Python scalar or Sym as an atom (Python ints become Reals next to Reals)."""
     if isinstance(x, Sym):
-        check_scope(x)
+        check_scope(x, builder)
         return x.atom
     if isinstance(x, bool):
         return Lit(x, Bool)
@@ -152,9 +151,11 @@ def lift(x: Any, like: Scalar | None = None) -> Atom:
     raise TraceError(f"in {current_name()}: expected a scalar, got {type(x).__name__} {x!r}")
 
 
-def check_scope(x: Sym | Arr) -> None:
-    builder = current_builder()
-    if not any(x.block is b for b in builder.blocks):
+def check_scope(x: Sym | Arr, builder: Builder | None = None) -> None:
+    blocks = (builder or current_builder()).blocks
+    if x.block is blocks[-1]:  # the common case: computed in the block being traced
+        return
+    if not any(x.block is b for b in blocks):
         raise TraceError(
             f"in {current_name()}: a value is used outside the function or loop body that computed it "
             "(an adcore function cannot capture a value of another function's trace; pass it as a parameter)"
@@ -182,13 +183,14 @@ def binary(prim: str, a: Any, b: Any, *, real: bool = False) -> Sym:
     if not STATE.stack and not isinstance(a, Sym) and not isinstance(b, Sym):
         lazy = find_lazy(a, b)
         return lazy.lazy_prim(prim, (a, b)) if lazy else _eager(prim, a, b)
-    like = next((x.ty for x in (a, b) if isinstance(x, Sym)), None)
-    x, y = lift(a, like), lift(b, like)
-    if real or x.ty != y.ty:
+    builder = current_builder()
+    like = a.atom.ty if isinstance(a, Sym) else b.atom.ty if isinstance(b, Sym) else None
+    x, y = lift(a, like, builder), lift(b, like, builder)
+    if real or x.ty is not y.ty:
         x, y = to_real(x), to_real(y)
-    if x.ty != y.ty or not isinstance(x.ty, Scalar):
+    if x.ty is not y.ty or not isinstance(x.ty, Scalar):
         raise AdcoreTypeError(f"in {current_name()}: {prim} of {x.ty!r} and {y.ty!r}")
-    return Sym(current_builder().emit1(prim, x, y))
+    return Sym(builder.emit1(prim, x, y), builder)
 
 
 def unary(prim: str, a: Any) -> Sym:

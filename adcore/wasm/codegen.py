@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..fuse import fuse_program
+from ..gc_pause import gc_paused
 from ..ir import Function, call_graph
 from ..simplify import simplify_program
 from .emit import FunctionGen
@@ -52,6 +53,7 @@ class Plan:
     memory_bytes: int = 0
 
 
+@gc_paused
 def build_module(f: Function, *, bounds_checks: bool = True) -> tuple[bytes, Plan]:
     """A module exporting `main` (scalar parameters in, scalar results out; arrays at `Plan` addresses)
     and `memory`."""

@@ -10,7 +10,17 @@ from __future__ import annotations
 
 from ..ir import Atom, Block, Eqn, Function, Lit, Var
 from ..types import Bool, Int, Real, RefT, Scalar, Type, VecT
-from .encode import I32, I64, Asm
+from .encode import (
+    F64,
+    I32,
+    I64,
+    Asm,
+    f64_const_code,
+    i32_const_code,
+    local_get_code,
+    local_set_code,
+    local_tee_code,
+)
 from .layout import (
     CodegenError,
     _align,
@@ -77,10 +87,11 @@ class FunctionGen:
                 (p, (None, 8 * k, Int if is_array(p.ty) else p.ty)) for k, p in enumerate(f.params)
             )
             first = len(f.params) + n_out
-            top = {o for e in f.body.eqns for o in e.outs} - self.buffered_results
+            # a result defined by the body is defined at its top level (loop bodies are scopes)
+            params = set(f.params)
             scalars = [r for r in f.body.results if not is_array(r.ty)]
             for j, r in enumerate(scalars):
-                if isinstance(r, Var) and r in top:
+                if isinstance(r, Var) and r not in params and r not in self.buffered_results:
                     self.stored_results.setdefault(r, []).append(8 * (first + j))
             self.out_ptrs = list(range(1, 1 + n_out))
             self.n_params = 1
@@ -97,10 +108,17 @@ class FunctionGen:
             self.local, self.local_types = allocate_locals(
                 f.body, fixed, n_params, self.storage_type, self.buffered_results
             )
+        # each variable's local.get and local.set, encoded once (most instructions are a few of them)
+        self.reads = {v: local_get_code(k) for v, k in self.local.items()}
+        self.writes = {v: local_set_code(k) for v, k in self.local.items()}
 
     @staticmethod
     def storage_type(v: Var) -> int:
         t = v.ty
+        if t is Real:  # scalars first: nearly every variable is one
+            return F64
+        if t is Int or t is Bool:
+            return I32
         if isinstance(t, RefT):
             return I32 if isinstance(t.of, VecT) else wasm_type(t.of)
         return I32 if is_array(t) else wasm_type(t)
@@ -117,26 +135,27 @@ class FunctionGen:
         return addr
 
     def get(self, a: Atom) -> None:
+        self.asm.code += self.read(a)
+
+    def read(self, a: Atom) -> bytes:
+        """The code pushing a's value."""
         if a.__class__ is Lit:  # tested first: a literal would hash as a dataclass, slowly
-            if a.ty == Real:
-                self.asm.f64_const(float(a.val))
-            else:
-                self.asm.i32_const(int(a.val))
-            return
-        index = self.local.get(a)  # type: ignore[call-overload]
-        if index is not None:
-            self.asm.local_get(index)
-        else:
+            return f64_const_code(float(a.val)) if a.ty is Real else i32_const_code(int(a.val))  # type: ignore[union-attr]
+        code = self.reads.get(a)  # type: ignore[call-overload]
+        if code is None:
             base, offset, t = self.in_memory[a]  # type: ignore[index]
-            self.asm.local_get(0) if base is None else self.asm.i32_const(base)
-            _load_slot(self.asm, t, offset)
+            load = Asm().local_get(0) if base is None else Asm().i32_const(base)
+            _load_slot(load, t, offset)
+            code = bytes(load.code)
+        return code
+
+    def slot_address(self, a: Atom) -> int | None:
+        """The static address of the 8-byte slot holding a, if a lives in a call's buffer."""
+        where = self.in_memory.get(a) if a.__class__ is Var else None  # type: ignore[call-overload]
+        return None if where is None or where[0] is None else where[0] + where[1]
 
     def set(self, v: Var) -> None:
-        index = self.local.get(v)
-        if index is not None:
-            self.asm.local_set(index)
-        else:
-            self.asm.drop()
+        self.asm.code += self.writes.get(v, _DROP)
 
     def load(self, t: Type, offset: int = 0) -> None:
         (self.asm.f64_load if t == Real else self.asm.i32_load)(offset)
@@ -154,13 +173,15 @@ class FunctionGen:
                 a.local_get(0)
                 a.i32_load(8 * (len(self.f.params) + j))
                 a.local_set(local)
+        stored = self.stored_results
         for e in body.eqns:
             self.eqn(e)
-            for o in e.outs:
-                for offset in self.stored_results.get(o, ()):
-                    a.local_get(0)
-                    self.get(o)
-                    _store_slot(a, o.ty, offset)
+            if stored:
+                for o in e.outs:
+                    for offset in stored.get(o, ()):
+                        a.local_get(0)
+                        self.get(o)
+                        _store_slot(a, o.ty, offset)
         outs = iter(self.out_ptrs)
         for r in body.results:
             if is_array(r.ty):
@@ -184,9 +205,9 @@ class FunctionGen:
             self.eqn(e)
 
     def eqn(self, e: Eqn) -> None:
-        rule = getattr(self, "op_" + e.prim, None)
+        rule = _RULES.get(e.prim)
         if rule is not None:
-            rule(e)
+            rule(self, e)
         else:
             self.scalar(e)
 
@@ -195,61 +216,35 @@ class FunctionGen:
         ty = args[0].ty if args else None
         opcode = (_F64_OPCODES if ty is Real else _I32_OPCODES).get(e.prim)
         if opcode is not None and (ty is Real or ty is Int):  # most instructions: operands, one opcode
-            for x in args:
-                self.get(x)
-            self.asm.code += opcode
+            read = self.read
+            if len(args) == 2:  # spelled out: a comprehension costs a call
+                self.asm.code += read(args[0]) + read(args[1]) + opcode
+            else:
+                self.asm.code += b"".join([read(x) for x in args]) + opcode
             self.set(e.outs[0])
             return
         a = self.asm
         table = SCALAR_F64 if ty == Real else SCALAR_I32
         prim = e.prim
-        if prim in ("zmul", "zdiv") and self.loop_depth:
-            # in a loop the engine's branch (it has no float conditional move) repeats and is
-            # predicted well: x * y (x / y), or +0 where x == 0
+        if prim in _ZERO_SAFE:
             x, y = e.args
-            a.f64_const(0.0)
-            self.get(x)
-            self.get(y)
-            a.f64_mul() if prim == "zmul" else a.f64_div()
-            self.get(x)
-            a.f64_const(0.0)
-            a.f64_eq()
-            a.select()
-        elif prim in ("zmul", "zdiv"):
-            # in straight-line code, thousands of branches taken once per call are mispredicted:
-            # mask the product's bits by (x != 0) instead
-            x, y = e.args
-            self.get(x)
-            self.get(y)
-            a.f64_mul() if prim == "zmul" else a.f64_div()
-            a.i64_reinterpret_f64()
-            a.i64_const(0)
-            self.get(x)
-            a.f64_const(0.0)
-            a.f64_ne()
-            a.i64_extend_i32_u()
-            a.i64_sub()
-            a.i64_and()
-            a.f64_reinterpret_i64()
+            rx = self.read(x)
+            if self.loop_depth:
+                # in a loop the engine's branch (it has no float conditional move) repeats and is
+                # predicted well: x * y (x / y), or +0 where x == 0
+                a.code += _F64_ZERO + rx + self.read(y) + _ZERO_SAFE[prim] + rx + _IF_ZERO_SELECT
+            else:
+                # in straight-line code, thousands of branches taken once per call are mispredicted:
+                # mask the product's bits by (x != 0) instead
+                a.code += rx + self.read(y) + _ZERO_SAFE[prim] + _MASK_HEAD + rx + _MASK_BY_NONZERO
         elif prim == "select" and e.outs[0].ty == Real and not self.loop_depth:
             # straight-line code: y ^ ((x ^ y) & -c) on the bits, no branch to mispredict
             c, x, y = e.args
             if self.bits_scratch is None:
                 self.bits_scratch = self.temp(I64)
-            self.get(y)
-            a.i64_reinterpret_f64()
-            a.local_tee(self.bits_scratch)
-            self.get(x)
-            a.i64_reinterpret_f64()
-            a.local_get(self.bits_scratch)
-            a.i64_xor()
-            a.i64_const(0)
-            self.get(c)
-            a.i64_extend_i32_u()
-            a.i64_sub()
-            a.i64_and()
-            a.i64_xor()
-            a.f64_reinterpret_i64()
+            scratch = self.bits_scratch
+            a.code += self.read(y) + _BITS + local_tee_code(scratch) + self.read(x) + _BITS
+            a.code += local_get_code(scratch) + _XOR_THEN_ZERO + self.read(c) + _BLEND_BY_CONDITION
         elif prim == "select":
             c, x, y = e.args
             self.get(x)
@@ -372,6 +367,14 @@ class FunctionGen:
 
     def op_call(self, e: Eqn) -> None:
         g: Function = e.params["fn"]
+        if not spilled(g) and not any(map(is_array, g.result_types)):
+            # the usual call (a math function, a small kernel): arguments, call, scalar results
+            read = self.read
+            self.asm.code += b"".join([read(x) for x in e.args])
+            self.asm.call(self.index[id(g)])
+            for o in reversed(e.outs):
+                self.set(o)
+            return
         out_addrs = [(o, self.alloc(size_of(o.ty))) for o in e.outs if is_array(o.ty)]
         outs = [o for o in e.outs if not is_array(o.ty)]
         scalars = iter(outs)
@@ -389,6 +392,7 @@ class FunctionGen:
             [a for _, a in out_addrs],
             buffer,
             None if resident else lambda t: self.set(next(scalars)),
+            self.slot_address,
         )
         if buffer is None:
             for o in reversed(outs):
@@ -528,6 +532,37 @@ class FunctionGen:
         a.br(0)
         a.end()
         a.end()
+
+
+def _code(*ops: str) -> bytes:
+    """Instructions without immediates, encoded (pieces of the fixed sequences spliced above)."""
+    a = Asm()
+    for op in ops:
+        getattr(a, op)()
+    return bytes(a.code)
+
+
+_F64_ZERO = f64_const_code(0.0)
+_I64_ZERO = bytes(Asm().i64_const(0).code)
+_ZERO_SAFE = {"zmul": _code("f64_mul"), "zdiv": _code("f64_div")}
+_IF_ZERO_SELECT = _F64_ZERO + _code("f64_eq", "select")  # [+0, x op y, x] -> x == 0 ? +0 : x op y
+_MASK_HEAD = _code("i64_reinterpret_f64") + _I64_ZERO  # [x op y] -> [bits(x op y), 0]
+_MASK_BY_NONZERO = _F64_ZERO + _code(
+    "f64_ne", "i64_extend_i32_u", "i64_sub", "i64_and", "f64_reinterpret_i64"
+)
+_BITS = _code("i64_reinterpret_f64")
+_XOR_THEN_ZERO = _code("i64_xor") + _I64_ZERO
+_BLEND_BY_CONDITION = _code("i64_extend_i32_u", "i64_sub", "i64_and", "i64_xor", "f64_reinterpret_i64")
+
+_RULES = {
+    "index": FunctionGen.op_index,
+    "vec": FunctionGen.op_vec,
+    "zeros": FunctionGen.op_zeros,
+    "call": FunctionGen.op_call,
+    "for": FunctionGen.op_for,
+    "accum": FunctionGen.op_accum,
+}
+_DROP = bytes(Asm().drop().code)
 
 
 def _scalar_of(t: Type) -> Scalar:

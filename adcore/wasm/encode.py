@@ -7,6 +7,7 @@ A module is built as: ``ModuleBuilder`` -> ``add_import`` / ``add_function`` / `
 
 from __future__ import annotations
 
+import functools
 import struct
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -147,13 +148,16 @@ class Asm:
 
     # Instructions with immediates.
     def i32_const(self, v: int) -> Asm:
-        return self.raw(b"\x41" + sleb(_wrap_signed(v, 32)))
+        self.code += i32_const_code(v)
+        return self
 
     def i64_const(self, v: int) -> Asm:
-        return self.raw(b"\x42" + sleb(_wrap_signed(v, 64)))
+        self.code += _i64_const_code(v)
+        return self
 
     def f64_const(self, v: float) -> Asm:
-        return self.raw(b"\x44" + f64_bytes(v))
+        self.code += f64_const_code(v)
+        return self
 
     def local_get(self, i: int) -> Asm:
         self.code += _LOCAL_GET[i] if i < _SMALL else b"\x20" + uleb(i)
@@ -204,9 +208,18 @@ def _simple(opcode: int, *immediates: int) -> Callable[[Asm], Asm]:
     return emit
 
 
-def _memory(opcode: int, align: int) -> Callable[..., Asm]:
-    def emit(self: Asm, offset: int = 0, align: int = align) -> Asm:
-        self.code += bytes([opcode]) + uleb(align) + uleb(offset)
+def _memory(opcode: int, natural: int) -> Callable[..., Asm]:
+    known: dict[int, bytes] = {}  # by offset: static addresses, few, each used many times
+
+    def emit(self: Asm, offset: int = 0, align: int = natural) -> Asm:
+        code = known.get(offset) if align == natural else None
+        if code is None:
+            code = bytes([opcode]) + uleb(align) + uleb(offset)
+            if align == natural:
+                if len(known) >= 1 << 16:
+                    known.clear()
+                known[offset] = code
+        self.code += code
         return self
 
     return emit
@@ -219,6 +232,37 @@ for _name, (_opcode, _align) in MEMORY_OPS.items():
     setattr(Asm, _name, _memory(_opcode, _align))
 _LOCAL_GET = [b"\x20" + b for b in _ULEB]
 _LOCAL_SET = [b"\x21" + b for b in _ULEB]
+
+
+# Encoded instructions for code generators that splice bytes (the same few thousand constants and
+# locals recur throughout a module: each is encoded once).
+def local_get_code(i: int) -> bytes:
+    return _LOCAL_GET[i] if i < _SMALL else b"\x20" + uleb(i)
+
+
+def local_set_code(i: int) -> bytes:
+    return _LOCAL_SET[i] if i < _SMALL else b"\x21" + uleb(i)
+
+
+def local_tee_code(i: int) -> bytes:
+    return b"\x22" + uleb(i)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def i32_const_code(v: int) -> bytes:
+    return b"\x41" + sleb(_wrap_signed(v, 32))
+
+
+@functools.lru_cache(maxsize=1 << 10)
+def _i64_const_code(v: int) -> bytes:
+    return b"\x42" + sleb(_wrap_signed(v, 64))
+
+
+def f64_const_code(v: float) -> bytes:
+    return b"\x44" + _pack_f64(v)
+
+
+_pack_f64 = struct.Struct("<d").pack
 
 
 def _wrap_signed(v: int, bits: int) -> int:

@@ -14,7 +14,7 @@ from typing import TypeVar
 from ..errors import AdcoreError
 from ..ir import Function
 from ..types import Real, RefT, Type, VecT
-from .encode import F64, I32, Asm
+from .encode import F64, I32, Asm, i32_const_code
 
 T = TypeVar("T")
 
@@ -84,10 +84,12 @@ def emit_call(
     out_addrs: Sequence[int],
     buffer: int | None,
     take_result: Callable[[Type], None] | None,
+    address_of: Callable[[T], int | None] = lambda x: None,
 ) -> None:
     """Call g: arguments (`push(arg)` puts each on the stack), output pointers, then scalar results
     left on the stack (direct call) or loaded from the buffer and handed to `take_result` in order
-    (left in the buffer if it is None)."""
+    (left in the buffer if it is None). `address_of(arg)` is the static address of the 8-byte slot
+    holding arg, if it is in memory: consecutive slots go to a spilled call's buffer in one copy."""
     if not spilled(g):
         for x in args:
             push(x)
@@ -96,10 +98,24 @@ def emit_call(
         a.call(target)
         return
     assert buffer is not None
-    for k, (p, x) in enumerate(zip(g.params, args)):
-        a.i32_const(buffer)
-        push(x)
-        _store_slot(a, p.ty, 8 * k)
+    address = i32_const_code(buffer)
+    k = 0
+    while k < len(args):
+        # a wide call's arguments are often a wide call's results, slot after slot (residuals)
+        src = address_of(args[k])
+        run = 1
+        while src is not None and k + run < len(args) and address_of(args[k + run]) == src + 8 * run:
+            run += 1
+        if run > 1:
+            a.i32_const(buffer + 8 * k)
+            a.i32_const(src)  # type: ignore[arg-type]
+            a.i32_const(8 * run)
+            memory_copy(a)
+        else:
+            a.code += address
+            push(args[k])
+            _store_slot(a, g.params[k].ty, 8 * k)
+        k += run
     for j, addr in enumerate(out_addrs):
         a.i32_const(buffer)
         a.i32_const(addr)

@@ -85,11 +85,22 @@ def add_libm(builder: ModuleBuilder, names: Iterable[str], prefix: str = "libm."
     """
     closure = dependency_closure(names)
     index = {n: builder.reserve_function(prefix + n, LIBM[n].params, LIBM[n].results) for n in closure}
+    links = tuple(index.items())
     for n in closure:
-        fn = Fn(LIBM[n].params, LIBM[n].results)
-        LIBM[n].build(fn, index)
-        fn.define(builder, index[n])
+        # a body depends only on the indices it calls: modules using the same functions share it
+        key = (n, links)
+        body = _BODIES.get(key)
+        if body is None:
+            fn = Fn(LIBM[n].params, LIBM[n].results)
+            LIBM[n].build(fn, index)
+            body = (fn.local_types, bytes(fn.asm.unreachable().code))  # as Fn.define ends a body
+            if len(_BODIES) < 4096:
+                _BODIES[key] = body
+        builder.define_function(index[n], *body)
     return index
+
+
+_BODIES: dict[tuple[str, tuple[tuple[str, int], ...]], tuple[list[int], bytes]] = {}
 
 
 def _map_loop(arity: int, func_index: int) -> Asm:

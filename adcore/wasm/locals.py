@@ -36,12 +36,12 @@ class _Lifetimes:
     def block(self, b: Block, loops: tuple[int, ...]) -> None:
         defined, last_use, depth = self.defined, self.last_use, len(loops)
         for e in b.eqns:
-            self.pos += 1
+            self.pos = read_at = self.pos + 1
             for a in e.args:
                 if a.__class__ is Var:
                     d = defined.get(a)  # type: ignore[call-overload]
                     if d is not None and len(d[1]) == depth:  # the common case of `use`, inline
-                        last_use[a] = self.pos  # type: ignore[index]
+                        last_use[a] = read_at  # type: ignore[index]
                     elif d is not None:
                         self.use(a, loops)  # type: ignore[arg-type]
             if e.prim == "for":
@@ -61,9 +61,9 @@ class _Lifetimes:
                     self.use(p, loops)
             else:
                 self.pos += 1
-            pos = (self.pos, loops)
+            written = (self.pos, loops)
             for o in e.outs:
-                defined[o] = pos
+                defined[o] = written
 
     def ends(self) -> dict[Var, int]:
         ends = dict(self.last_use)
@@ -90,25 +90,33 @@ def allocate_locals(
         if isinstance(r, Var) and r not in stored_at_definition:
             life.use(r, ())
     ends = life.ends()
-    for r in stored_at_definition:
-        ends[r] = max(ends.get(r, 0), life.defined[r][0] + 1)
+    for r in stored_at_definition:  # (thousands in a wide function: no call per result)
+        stored_by = life.defined[r][0] + 1
+        if ends.get(r, 0) < stored_by:
+            ends[r] = stored_by
     local = dict(fixed)
     types: list[int] = []
     free: dict[int, list[int]] = {}
     active: list[tuple[int, int, int]] = []  # (end, local index, type)
-    for v, (start, _) in life.defined.items():  # defined in order of position
-        if v not in ends or v in local or v in in_memory:
+    storage: dict[object, int] = {}  # by type: nearly all variables share a handful of types
+    end_of = ends.get
+    for v, (start, _) in life.defined.items():  # defined in order of position (never parameters)
+        end = end_of(v)
+        if end is None or (in_memory and v in in_memory):
             continue
         while active and active[0][0] < start:
             _, idx, t = heapq.heappop(active)
-            free.setdefault(t, []).append(idx)
-        t = storage_type(v)
-        pool = free.get(t)
+            free[t].append(idx)
+        t = storage.get(v.ty)  # type: ignore[assignment]
+        if t is None:
+            t = storage[v.ty] = storage_type(v)
+            free.setdefault(t, [])
+        pool = free[t]
         if pool:
             idx = pool.pop()
         else:
             types.append(t)
             idx = n_params + len(types) - 1
         local[v] = idx
-        heapq.heappush(active, (ends[v], idx, t))
+        heapq.heappush(active, (end, idx, t))
     return local, types

@@ -17,10 +17,10 @@ from typing import Any
 import numpy as np
 
 import adcore
+from adcore.gc_pause import cyclic_gc_paused
 from adcore.wasm.compiled import Compiled
 
 from ..diagram import Diagram
-from ..gc_pause import cyclic_gc_paused
 from ..optimize import GoalValues, StageSpec
 from .energy import (
     energy_function,

@@ -21,8 +21,8 @@ import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
+from adcore.gc_pause import cyclic_gc_paused
 from energies.diagram import Diagram, ShapeInstance
-from energies.gc_pause import cyclic_gc_paused
 from energies.lang import style_ast as S
 from energies.lang.errors import raise_all, visible_warnings
 from energies.lang.frontend import FrontEnd

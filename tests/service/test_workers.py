@@ -78,8 +78,9 @@ def test_killed_worker_fails_only_its_request_and_is_replaced():
 
 
 def test_worker_stuck_past_its_deadline_is_killed_and_replaced():
-    # time_limit + kill_grace = 0.3 s: shorter than compiling the heavy diagram (Python, outside Wasm)
-    app = create_app(Settings(workers=1, time_limit=0.3, kill_grace=0.0))
+    # time_limit + kill_grace = 0.05 s: shorter than parsing, matching and evaluating the heavy
+    # diagram's Style (Python, outside Wasm), so the worker cannot stop itself in time
+    app = create_app(Settings(workers=1, time_limit=0.05, kill_grace=0.0))
     with TestClient(app) as client:
         before = [w.pid for w in app.state.pool.workers]
         r = client.post("/diagrams", json=heavy_body(variation="stuck"), headers=JSON)

@@ -6,7 +6,7 @@ import gc
 
 import pytest
 
-from energies.gc_pause import cyclic_gc_paused
+from adcore.gc_pause import cyclic_gc_paused
 
 
 def test_the_collector_is_off_inside_and_restored_after_a_failure() -> None:

@@ -1,0 +1,84 @@
+"""Shortcuts taken to compile faster must not change what the compiled code computes."""
+
+from __future__ import annotations
+
+import gc
+
+import pytest
+
+import adcore
+from adcore import Real, Vec, fn, interp, vjp
+from adcore.gc_pause import gc_paused
+from adcore.wasm import emit
+from adcore.wasm.codegen import build_module, spilled
+from adcore.wasm.compiled import Compiled
+from adcore.wasm.encode import ModuleBuilder
+from adcore.wasm.libm import add_libm
+
+
+def test_a_wide_calls_results_reach_a_wide_call_by_one_copy(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The residuals of a wide gradient go from the forward call's buffer to the backward call's
+    buffer. Copied as one block, the values must be those the interpreter computes, and the module
+    must be smaller than with a load and a store per residual."""
+    n = 260  # residuals: over the parameter limit, so both halves take them through memory
+    f = fn([Real] * n, Real, lambda *xs: adcore.sum([xs[k] * xs[k] * xs[k] * (k + 1) for k in range(n)]))
+
+    def gradient(*xs):
+        return list(vjp(f)(*xs).grad(1.0))
+
+    g = fn([Real] * n, Vec(n, Real), gradient)
+    fwd, bwd = adcore.reverse.reverse_pair(f.ir)
+    assert spilled(fwd) and spilled(bwd)
+    xs = [0.37 * k - 40.0 for k in range(n)]
+    expected = [3 * x * x * (k + 1) for k, x in enumerate(xs)]  # by hand
+    got = Compiled(g)(*xs)
+    assert list(got) == pytest.approx(expected, rel=1e-14)
+    assert list(got) == list(interp(g)(*xs))  # the same IEEE operations in the same order
+    copied, _ = build_module(g.ir)
+
+    monkeypatch.setattr(emit.FunctionGen, "slot_address", lambda self, a: None)
+    one_by_one, _ = build_module(fn([Real] * n, Vec(n, Real), gradient).ir)
+    assert len(one_by_one) - len(copied) >= 8 * n
+
+
+def test_collection_is_paused_only_while_a_transformation_runs() -> None:
+    seen: list[bool] = []
+
+    @gc_paused
+    def inner() -> None:
+        seen.append(gc.isenabled())
+
+    @gc_paused
+    def outer() -> None:
+        inner()
+        seen.append(gc.isenabled())
+        raise ValueError("boom")
+
+    assert gc.isenabled()
+    with pytest.raises(ValueError):
+        outer()
+    assert seen == [False, False]
+    assert gc.isenabled()  # restored after an exception, and by the outermost call only
+
+    gc.disable()
+    try:
+        inner()
+        assert not gc.isenabled()  # a caller that paused collection keeps it paused
+    finally:
+        gc.enable()
+
+
+def test_shared_libm_bodies_follow_each_modules_function_indices() -> None:
+    """libm bodies are reused between modules that link the same functions at the same indices; a
+    module that links them elsewhere gets bodies calling its own indices."""
+    alone, other = ModuleBuilder(), ModuleBuilder()
+    other.reserve_function("first", [], [])  # shifts every libm index by one
+    a, b = add_libm(alone, ["sin"]), add_libm(other, ["sin"])
+    assert all(b[name] == a[name] + 1 for name in a)
+    body_a = {f.name: f.body for f in alone.functions}
+    body_b = {f.name: f.body for f in other.functions}
+    calls = [name for name in body_a if body_a[name] != body_b[name]]
+    assert calls  # sin calls its argument reduction, whose index moved
+    again = ModuleBuilder()
+    add_libm(again, ["sin"])
+    assert {f.name: f.body for f in again.functions} == body_a
