@@ -250,7 +250,17 @@ class _Canonical:
             entry: tuple[Any, ...] = ("input", slot)
         else:
             static = id(node.static) if node.op == "call" else node.static
-            entry = (node.op, static, tuple(self.value(a) for a in node.args))
+            parts = []
+            for a in node.args:  # `value` inlined for the usual operands: this walk is hot
+                cls = a.__class__
+                if cls is Node:
+                    parts.append(("n", self.node(a)))
+                elif cls is float:
+                    self.consts.append(a)
+                    parts.append("c")
+                else:
+                    parts.append(self.value(a))
+            entry = (node.op, static, tuple(parts))
         self.node_index[id(node)] = len(self.entries)
         self.entries.append(entry)
         return self.node_index[id(node)]
