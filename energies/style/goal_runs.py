@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -76,7 +77,7 @@ def _table(run: _Run) -> GoalTable:
     return GoalTable(
         f.kind,
         f.name,
-        [_column([args[c] for args in run.rows]) for c in range(len(run.rows[0]))],
+        [_column(list(map(itemgetter(c), run.rows))) for c in range(len(run.rows[0]))],
         f.stages,
         f.exclude,
         Where(run.line, run.column, run.block),
@@ -90,7 +91,7 @@ class _MatchColumns:
 
     def __init__(self, names: tuple[str, ...], substs: list[dict[str, SubValue]]):
         self.names = names
-        self.columns = [_column([subst[name] for subst in substs]) for name in names]
+        self.columns = [_column(list(map(itemgetter(name), substs))) for name in names]
 
     def __call__(self, row: int) -> str:
         return match_text({n: c.values[int(c.index[row])] for n, c in zip(self.names, self.columns)}, None)
@@ -103,9 +104,12 @@ class _MatchColumns:
 
 
 def _match_texts(run: _Run) -> Callable[[int], str]:
-    names = set(map(tuple, run.substs))
-    if len(names) == 1 and not any(run.collections):
-        return _MatchColumns(names.pop(), run.substs)
+    # A block's matches bind its selector's variables, in the selector's order (the matcher makes
+    # every substitution from one list of names), so the first row's names are every row's.
+    names = tuple(run.substs[0])
+    sizes = np.fromiter(map(len, run.substs), np.intp, len(run.substs))
+    if not any(run.collections) and (sizes == len(names)).all():
+        return _MatchColumns(names, run.substs)
     texts = [match_text(subst, collection) for subst, collection in zip(run.substs, run.collections)]
     return texts.__getitem__
 
@@ -113,5 +117,7 @@ def _match_texts(run: _Run) -> Callable[[int], str]:
 def _column(values: Sequence[Any]) -> Column:
     """The distinct values (by identity: a shape met in many rows is one value) and each row's."""
     ids = np.fromiter(map(id, values), np.uint64, len(values))
+    if len(ids) and (ids == ids[0]).all():  # one value in every row (a padding): no sort
+        return Column([values[0]], np.zeros(len(ids), np.intp))
     _, first, index = np.unique(ids, return_index=True, return_inverse=True)
     return Column([values[i] for i in first.tolist()], index.reshape(-1))
