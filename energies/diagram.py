@@ -131,8 +131,12 @@ class GoalTable:
             return [self.describe(k) for k in range(len(self))]
         texts = getattr(self.match_text, "texts", None)
         matches = texts() if texts is not None else [self.match_text(k) for k in range(len(self))]
-        w, verb = self.where, _verb(self.kind)
-        return [f"{verb} {self.name} at {Where(w.line, w.column, w.block, m)}" for m in matches]
+        w, head = self.where, f"{_verb(self.kind)} {self.name} at "
+        # Where's text around a non-empty match, made once: where_at(k) would make it per row
+        before, after = str(Where(w.line, w.column, w.block, "\0")).split("\0")
+        return [
+            f"{head}{before}{m}{after}" if m else f"{head}{Where(w.line, w.column, w.block)}" for m in matches
+        ]
 
     def describe(self, row: int) -> str:
         shown = ", ".join(_brief(a) for a in self.args(row))

@@ -17,6 +17,7 @@ from energies.diagram import (
     GoalTable,
     ShapeInstance,
     Unknowns,
+    Where,
     count_goals,
 )
 from energies.expr import input_node
@@ -174,3 +175,14 @@ def test_bulk_descriptions_of_a_program_table() -> None:
     s, _ = shapes(3, 0)
     table = GoalTable("constraint", "disjoint", [Column(s, np.array([0, 1])), Column(s, np.array([2, 2]))])
     assert table.describe_all() == [table.describe(0), table.describe(1)]
+
+
+def test_bulk_descriptions_with_and_without_a_match() -> None:
+    s, _ = shapes(3, 0)
+    columns = [Column(s, np.array([0, 1, 2])), Column(s, np.array([2, 2, 0]))]
+    for where in (Where(7, 3, "forall Set x"), Where(0, 0, ""), Where(7, 3, "")):
+        table = GoalTable(
+            "objective", "near", columns, where=where, match_text=["", "x=A", "x=B"].__getitem__
+        )
+        assert table.describe_all() == [table.describe(k) for k in range(3)]
+    assert table.describe(1) == "encourage near at style:7:3 (match x=A)"
