@@ -74,6 +74,16 @@ class Column:
         """The same argument in every row (a padding, the canvas width)."""
         return Column([value], np.zeros(n_rows, np.intp))
 
+    @staticmethod
+    def of(values: Sequence[Any]) -> Column:
+        """`values` row by row, each distinct object once (a shape met in many rows is one value;
+        the objects are alive, so their ids identify them), in the order of their ids."""
+        ids = np.fromiter(map(id, values), np.uint64, len(values))
+        if len(ids) and (ids == ids[0]).all():  # one object in every row (a padding): no sort
+            return Column.shared(values[0], len(ids))
+        _, first, index = np.unique(ids, return_index=True, return_inverse=True)
+        return Column([values[i] for i in first.tolist()], index.reshape(-1))
+
 
 @dataclass(slots=True)
 class GoalTable:

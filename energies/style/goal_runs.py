@@ -10,7 +10,7 @@ keep the order in which they were stated, so every goal keeps its number.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
@@ -77,7 +77,7 @@ def _table(run: _Run) -> GoalTable:
     return GoalTable(
         f.kind,
         f.name,
-        [_column(list(map(itemgetter(c), run.rows))) for c in range(len(run.rows[0]))],
+        [Column.of(list(map(itemgetter(c), run.rows))) for c in range(len(run.rows[0]))],
         f.stages,
         f.exclude,
         Where(run.line, run.column, run.block),
@@ -91,7 +91,7 @@ class _MatchColumns:
 
     def __init__(self, names: tuple[str, ...], substs: list[dict[str, SubValue]]):
         self.names = names
-        self.columns = [_column(list(map(itemgetter(name), substs))) for name in names]
+        self.columns = [Column.of(list(map(itemgetter(name), substs))) for name in names]
 
     def __call__(self, row: int) -> str:
         return match_text({n: c.values[int(c.index[row])] for n, c in zip(self.names, self.columns)}, None)
@@ -112,12 +112,3 @@ def _match_texts(run: _Run) -> Callable[[int], str]:
         return _MatchColumns(names, run.substs)
     texts = [match_text(subst, collection) for subst, collection in zip(run.substs, run.collections)]
     return texts.__getitem__
-
-
-def _column(values: Sequence[Any]) -> Column:
-    """The distinct values (by identity: a shape met in many rows is one value) and each row's."""
-    ids = np.fromiter(map(id, values), np.uint64, len(values))
-    if len(ids) and (ids == ids[0]).all():  # one value in every row (a padding): no sort
-        return Column([values[0]], np.zeros(len(ids), np.intp))
-    _, first, index = np.unique(ids, return_index=True, return_inverse=True)
-    return Column([values[i] for i in first.tolist()], index.reshape(-1))
