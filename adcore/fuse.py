@@ -29,7 +29,10 @@ from .simplify import rename_block, simplify_function
 
 def fuse_program(f: Function) -> Function:
     """f (already simplified) with single-use looping callees inlined and loops fused, everywhere."""
-    calls = Counter(id(e.params["fn"]) for g in call_graph(f) if g.body for e in _calls(g.body))
+    graph = call_graph(f)
+    if not any(map(_has_loop, graph)):  # loops nest only in loops: nothing to inline or fuse
+        return f
+    calls = Counter(id(e.params["fn"]) for g in graph if g.body for e in _calls(g.body))
     done: dict[int, Function] = {}
 
     def visit(g: Function) -> Function:

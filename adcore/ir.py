@@ -123,8 +123,15 @@ def callees(f: Function) -> Iterator[Function]:
                 blocks.append(e.params["body"])
 
 
-def call_graph(f: Function) -> list[Function]:
-    """All functions reachable from f, callees before callers."""
+def call_graph(f: Function) -> tuple[Function, ...]:
+    """All functions reachable from f, callees before callers (memoized: functions are immutable)."""
+    graph = f.cache.get("call_graph")
+    if graph is None:
+        graph = f.cache["call_graph"] = tuple(_reachable(f))
+    return graph
+
+
+def _reachable(f: Function) -> list[Function]:
     order: list[Function] = []
     seen: set[int] = set()
 

@@ -99,7 +99,7 @@ class Simplifier:
         self.f = f
         self.sub: dict[Var, Atom] = {}
         self.vec_lits: dict[Var, tuple[Atom, ...]] = {}
-        self.known: list[dict[tuple[Any, ...], Var]] = [{}]  # value numbering, one scope per block
+        self.known: list[dict[tuple[Any, ...], Var]] = []  # value numbering, one scope per block
 
     def atom(self, a: Atom) -> Atom:
         while isinstance(a, Var) and a in self.sub:
@@ -117,21 +117,31 @@ class Simplifier:
     def reuse(self, key: tuple[Any, ...], out: Var) -> bool:
         """Common subexpressions: a pure scalar instruction already computed in scope is reused.
         `key` is the primitive and its operands (a literal as its value, type and sign: 0.0 == -0.0)."""
-        for scope in reversed(self.known):
-            found = scope.get(key)
-            if found is not None:
-                self.sub[out] = found
-                return True
-        self.known[-1][key] = out
+        known = self.known
+        innermost = known[-1]
+        found = innermost.get(key)
+        if found is None and len(known) > 1:
+            for scope in reversed(known):
+                found = scope.get(key)
+                if found is not None:
+                    break
+        if found is not None:
+            self.sub[out] = found
+            return True
+        innermost[key] = out
         return False
 
     def eqn(self, e: Eqn, in_loop: bool, out: list[Eqn]) -> None:
         # One lookup resolves a variable: what `sub` maps to is itself resolved when it is stored
         get = self.sub.get
         args = e.args
+        unchanged = False  # then e itself is kept: no new equation to make
         if len(args) == 2:  # spelled out: a comprehension costs a call, more than the work here
             x, y = args
-            args = (x if x.__class__ is Lit else get(x, x), y if y.__class__ is Lit else get(y, y))
+            x2 = x if x.__class__ is Lit else get(x, x)
+            y2 = y if y.__class__ is Lit else get(y, y)
+            unchanged = x2 is x and y2 is y
+            args = (x2, y2)
         else:
             args = tuple([a if a.__class__ is Lit else get(a, a) for a in args])
         prim = e.prim
@@ -149,7 +159,7 @@ class Simplifier:
                     key = (prim, *[x if x.__class__ is Var else _literal_key(x) for x in args])  # type: ignore[arg-type]
                     break
             if not self.reuse(key, e.outs[0]):
-                out.append(Eqn(e.outs, prim, args, e.params))
+                out.append(e if unchanged else Eqn(e.outs, prim, args, e.params))
             return
         if prim == "call":
             callee: Function = e.params["fn"]
@@ -167,7 +177,7 @@ class Simplifier:
                 return
             out.append(Eqn(e.outs, "for", args, {**e.params, "body": self.block(body, in_loop=True)}))
             return
-        new = Eqn(e.outs, e.prim, args, e.params)
+        new = e if unchanged else Eqn(e.outs, e.prim, args, e.params)
         if e.prim == "vec":
             self.vec_lits[e.outs[0]] = args
         out.append(new)

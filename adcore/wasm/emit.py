@@ -109,8 +109,11 @@ class FunctionGen:
                 f.body, fixed, n_params, self.storage_type, self.buffered_results
             )
         # each variable's local.get and local.set, encoded once (most instructions are a few of them)
-        self.reads = {v: local_get_code(k) for v, k in self.local.items()}
-        self.writes = {v: local_set_code(k) for v, k in self.local.items()}
+        n_locals = self.n_params + len(self.local_types)
+        gets = [local_get_code(k) for k in range(n_locals)]
+        sets = [local_set_code(k) for k in range(n_locals)]
+        self.reads = {v: gets[k] for v, k in self.local.items()}
+        self.writes = {v: sets[k] for v, k in self.local.items()}
 
     @staticmethod
     def storage_type(v: Var) -> int:
@@ -173,15 +176,7 @@ class FunctionGen:
                 a.local_get(0)
                 a.i32_load(8 * (len(self.f.params) + j))
                 a.local_set(local)
-        stored = self.stored_results
-        for e in body.eqns:
-            self.eqn(e)
-            if stored:
-                for o in e.outs:
-                    for offset in stored.get(o, ()):
-                        a.local_get(0)
-                        self.get(o)
-                        _store_slot(a, o.ty, offset)
+        self.block(body, self.stored_results)
         outs = iter(self.out_ptrs)
         for r in body.results:
             if is_array(r.ty):
@@ -200,9 +195,32 @@ class FunctionGen:
             else:
                 self.get(r)
 
-    def block(self, block: Block) -> None:
+    def block(self, block: Block, stored: dict[Var, list[int]] | None = None) -> None:
+        """The block's instructions; the `stored` results of a wide function are written to its
+        buffer where they are defined."""
+        # `scalar`'s first case inline: most instructions are an operation on locals
+        code, reads, writes, read = self.asm.code, self.reads, self.writes, self.read
         for e in block.eqns:
-            self.eqn(e)
+            args = e.args
+            x = args[0] if args else None
+            ty = x.ty if x is not None else None
+            op = _F64_OPCODES.get(e.prim) if ty is Real else _I32_OPCODES.get(e.prim) if ty is Int else None
+            if op is not None and len(args) <= 2:
+                cx = reads.get(x) if x.__class__ is Var else None  # type: ignore[call-overload]
+                if len(args) == 2:
+                    y = args[1]
+                    cy = reads.get(y) if y.__class__ is Var else None  # type: ignore[call-overload]
+                    code += (cx or read(x)) + (cy or read(y)) + op + writes.get(e.outs[0], _DROP)  # type: ignore[arg-type]
+                else:
+                    code += (cx or read(x)) + op + writes.get(e.outs[0], _DROP)  # type: ignore[arg-type]
+            else:
+                self.eqn(e)
+            if stored:
+                for o in e.outs:
+                    for offset in stored.get(o, ()):
+                        self.asm.local_get(0)
+                        self.get(o)
+                        _store_slot(self.asm, o.ty, offset)
 
     def eqn(self, e: Eqn) -> None:
         rule = _RULES.get(e.prim)
