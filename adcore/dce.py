@@ -26,13 +26,15 @@ def dce_eqns(eqns: tuple[Eqn, ...], live: set[Var], live_refs: set[Var]) -> list
     kept: list[Eqn] = []
     mark = live.add
     for e in reversed(eqns):
-        prim = e.prim
+        outs, prim = e.outs, e.prim
+        if len(outs) == 1 and outs[0] not in live and prim != "for":  # most: one result, dead
+            continue
         if prim == "for":
             loop = dce_loop(e, live, live_refs)
             if loop is not None:
                 kept.append(loop)
                 live.update(free_vars(loop.params["body"]))
-        elif (e.args[0] in live_refs) if prim == "accum" else not live.isdisjoint(e.outs):
+        elif (e.args[0] in live_refs) if prim == "accum" else len(outs) == 1 or not live.isdisjoint(outs):
             kept.append(e)
             for a in e.args:  # a loop, not a comprehension: cheaper for the usual two operands
                 if a.__class__ is Var:
