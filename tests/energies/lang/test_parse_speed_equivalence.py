@@ -141,3 +141,27 @@ def test_positions_point_at_the_source_text(registry_trios):
                 assert at.startswith(KEYWORD_NODES[type(node)]), (lang, node.pos, at[:40])
                 checked += 1
     assert checked > 5_000
+
+
+def test_a_lark_without_the_expected_table_falls_back_to_lark_parse(monkeypatch: pytest.MonkeyPatch):
+    from energies.lang.parse import StyleBuilder
+
+    text = "canvas {\n  width = 400\n  height = 300\n}\nforall Set x {\n  x.icon = Circle { r : 10 }\n}\n"
+    expected = outcome("style", text)
+
+    def unreadable(parser: Any) -> Any:
+        raise AttributeError("'ParseConf' object has no attribute 'states'")
+
+    def must_not_run(parser: Any, text: str) -> Any:
+        raise AssertionError("the own loop ran")
+
+    monkeypatch.setattr(parse_util, "_rows", unreadable)
+    monkeypatch.setattr(parse_util, "_run_lalr", must_not_run)
+    parse_util._own_loop_fits.cache_clear()
+    try:
+        assert not parse_util._own_loop_fits(parse_util.make_parser("style", StyleBuilder))
+        assert outcome("style", text) == expected
+        with pytest.raises(DiagramError, match="style:2:11: unexpected token"):
+            PARSERS["style"].__wrapped__("canvas {\n  width = = 400\n}\n")
+    finally:
+        parse_util._own_loop_fits.cache_clear()
