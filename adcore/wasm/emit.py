@@ -230,17 +230,9 @@ class FunctionGen:
             self.scalar(e)
 
     def scalar(self, e: Eqn) -> None:
+        """Scalar instructions other than a plain operation on its operands (`block` emits those)."""
         args = e.args
         ty = args[0].ty if args else None
-        opcode = (_F64_OPCODES if ty is Real else _I32_OPCODES).get(e.prim)
-        if opcode is not None and (ty is Real or ty is Int):  # most instructions: operands, one opcode
-            read = self.read
-            if len(args) == 2:  # spelled out: a comprehension costs a call
-                self.asm.code += read(args[0]) + read(args[1]) + opcode
-            else:
-                self.asm.code += b"".join([read(x) for x in args]) + opcode
-            self.set(e.outs[0])
-            return
         a = self.asm
         table = SCALAR_F64 if ty == Real else SCALAR_I32
         prim = e.prim
