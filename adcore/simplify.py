@@ -121,7 +121,7 @@ class Simplifier:
         innermost = known[-1]
         found = innermost.get(key)
         if found is None and len(known) > 1:
-            for scope in reversed(known):
+            for scope in known[-2::-1]:  # the enclosing scopes, nearest first
                 found = scope.get(key)
                 if found is not None:
                     break

@@ -284,8 +284,7 @@ def _lex(parser: lark.Lark, interactive: Any) -> Iterator[Token]:
             if match:
                 break
         else:
-            counter.char_pos, counter.line, counter.line_start_pos = pos, line, line_start
-            counter.column = pos - line_start + 1
+            _move_counter(counter, pos, line, line_start)
             lexer_state.last_token = token
             yield from thread.lex(parser_state)
             return
@@ -305,6 +304,11 @@ def _lex(parser: lark.Lark, interactive: Any) -> Iterator[Token]:
         if kind not in ignore_types:
             token = item
             yield item
+    _move_counter(counter, pos, line, line_start)
+
+
+def _move_counter(counter: Any, pos: int, line: int, line_start: int) -> None:
+    """Leave lark's line counter where `_lex` got to (lark's lexer may go on from there)."""
     counter.char_pos, counter.line, counter.line_start_pos = pos, line, line_start
     counter.column = pos - line_start + 1
 
