@@ -314,7 +314,7 @@ def sum(xs: Any, body: Callable[[Sym], Any] | None = None) -> Any:  # noqa: A001
 def _sum_loop(n: int, body: Callable[[Sym], Any]) -> Any:
     b = current_builder("sum")
     i = Var(Int)
-    b.blocks.append([])
+    b.open_block()
     value = body(Sym(i))
     ty = type_of(value)
     leaves = flatten(ty, value, "summand")
@@ -325,7 +325,7 @@ def _sum_loop(n: int, body: Callable[[Sym], Any]) -> Any:
         b.emit("accum", (r, a))
     from .ir import Block
 
-    eqns = b.blocks.pop()
+    eqns = b.close_block()
     outs = b.emit("for", (), n=n, body=Block((i, *refs), tuple(eqns), ()))
     return unflatten(ty, outs)
 

@@ -7,11 +7,12 @@ cases (x + 0, x * 1, zero tangents) happens in one place.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from .ir import Atom, Block, Eqn, Function, Lit, Var
-from .prims import result_types
+from .prims import PURE, result_types
 from .types import Bool, Int, Real, RefT, Scalar, Type, VecT
 
 _TYPED: dict[tuple[Any, ...], tuple[Type, ...]] = {}  # (prim, *argument types) -> result types
@@ -24,6 +25,17 @@ def is_lit(a: Atom, val: float | None = None) -> bool:
 class Builder:
     def __init__(self) -> None:
         self.blocks: list[list[Eqn]] = [[]]
+        # value numbering: a pure instruction already emitted in an open block is not emitted again
+        self.known: list[dict[tuple[Any, ...], Var]] = [{}]
+        self.vec_parts: dict[Var, tuple[Atom, ...]] = {}  # an array literal's elements
+
+    def open_block(self) -> None:
+        self.blocks.append([])
+        self.known.append({})
+
+    def close_block(self) -> list[Eqn]:
+        self.known.pop()
+        return self.blocks.pop()
 
     # -- emission -------------------------------------------------------------------------------
     def emit(self, prim: str, args: Sequence[Atom], **params: Any) -> tuple[Var, ...]:
@@ -32,6 +44,9 @@ class Builder:
     def emit1(self, prim: str, *args: Atom, **params: Any) -> Atom:
         for a in args:  # identities need a literal operand; most instructions have none
             if a.__class__ is Lit:
+                parts = self.vec_parts.get(args[0]) if prim == "index" else None  # type: ignore[call-overload]
+                if parts is not None and 0 <= a.val < len(parts):  # vec(a, b, ...)[k] is the element
+                    return parts[int(a.val)]
                 folded = fold(prim, args)
                 if folded is not None:
                     return folded
@@ -39,7 +54,28 @@ class Builder:
         return self.record(prim, args, params)[0]
 
     def record(self, prim: str, args: tuple[Atom, ...], params: dict[str, Any]) -> tuple[Var, ...]:
-        """Type `prim(args; params)`, append it to the open block and return its fresh outputs."""
+        """Type `prim(args; params)`, append it to the open block and return its fresh outputs (or the
+        outputs of the same pure instruction emitted before, in scope)."""
+        number = None
+        if prim in PURE and not params:
+            if len(args) == 2:
+                x, y = args
+                number = (
+                    prim,
+                    x if x.__class__ is Var else _literal_key(x),
+                    y if y.__class__ is Var else _literal_key(y),
+                )
+            else:
+                number = (prim, *[a if a.__class__ is Var else _literal_key(a) for a in args])
+            known = self.known
+            found = known[-1].get(number)
+            if found is None and len(known) > 1:
+                for scope in known[-2::-1]:
+                    found = scope.get(number)
+                    if found is not None:
+                        break
+            if found is not None:
+                return (found,)
         if params:
             out_types = result_types(prim, [a.ty for a in args], params)
         else:  # most instructions: a scalar primitive, typed once per signature
@@ -50,6 +86,10 @@ class Builder:
                 out_types = _TYPED[key] = result_types(prim, key[1:], params)
         outs = (Var(out_types[0]),) if len(out_types) == 1 else tuple([Var(t) for t in out_types])
         self.blocks[-1].append(Eqn(outs, prim, args, params))
+        if number is not None:
+            self.known[-1][number] = outs[0]
+        elif prim == "vec":
+            self.vec_parts[outs[0]] = args
         return outs
 
     def call(self, f: Function, args: Sequence[Atom]) -> tuple[Var, ...]:
@@ -65,9 +105,9 @@ class Builder:
         """A `for` over 0..n-1: `body(i, refs)` emits into a fresh block and returns its element results."""
         i = index if index is not None else Var(Int)
         refs = tuple(Var(RefT(t)) for t in acc_types)
-        self.blocks.append([])
+        self.open_block()
         results = tuple(body(i, refs))
-        eqns = self.blocks.pop()
+        eqns = self.close_block()
         return self.emit("for", (), n=n, body=Block((i, *refs), tuple(eqns), results))
 
     def finish(self, params: Sequence[Var], results: Sequence[Atom]) -> Block:
@@ -105,6 +145,11 @@ class Builder:
         if ty == Bool:
             return Lit(False, Bool)
         return self.emit("zeros", (), ty=ty)[0]
+
+
+def _literal_key(a: Lit) -> tuple[Any, ...]:
+    # 0.0 == -0.0 as values, but they are different constants
+    return (a.val, a.ty.name, math.copysign(1.0, a.val) if a.ty is Real else 0)
 
 
 def fold(prim: str, args: Sequence[Atom]) -> Atom | None:

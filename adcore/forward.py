@@ -142,12 +142,12 @@ class JvpState:
         tan_refs = {r: Var(r.ty) for r in refs if is_real_leaf(r.ty.of)}  # type: ignore[union-attr]
         for r, nr in zip(refs, new_refs):
             self.primal[r], self.tangent[r] = nr, tan_refs.get(r)
-        self.b.blocks.append([])
+        self.b.open_block()
         self.block(body)
         elems = [self.p(r) for r in body.results]
         delems = [self.t(r) for r in body.results]
         used = [r for r in refs if r in tan_refs and tan_refs[r] in self.used_refs]
-        eqns = self.b.blocks.pop()
+        eqns = self.b.close_block()
         new_body = Block(
             (new_i, *new_refs, *(tan_refs[r] for r in used)),
             tuple(eqns),

@@ -22,7 +22,7 @@ import operator
 from collections import Counter
 from collections.abc import Callable
 
-from .ir import Atom, Block, Eqn, Function, Var, call_graph
+from .ir import Atom, Block, Eqn, Function, Var, call_graph, has_loop
 from .linearity import free_vars
 from .simplify import rename_block, simplify_function
 
@@ -30,7 +30,7 @@ from .simplify import rename_block, simplify_function
 def fuse_program(f: Function) -> Function:
     """f (already simplified) with single-use looping callees inlined and loops fused, everywhere."""
     graph = call_graph(f)
-    if not any(map(_has_loop, graph)):  # loops nest only in loops: nothing to inline or fuse
+    if not any(map(has_loop, graph)):  # loops nest only in loops: nothing to inline or fuse
         return f
     calls = Counter(id(e.params["fn"]) for g in graph if g.body for e in _calls(g.body))
     done: dict[int, Function] = {}
@@ -45,12 +45,7 @@ def fuse_program(f: Function) -> Function:
             if sub:
                 e = _substitute(e, sub)
             callee = e.params.get("fn") if e.prim == "call" else None
-            if (
-                callee is not None
-                and callee.body is not None
-                and calls[id(callee)] == 1
-                and _has_loop(callee)
-            ):
+            if callee is not None and callee.body is not None and calls[id(callee)] == 1 and has_loop(callee):
                 body = visit(callee).body
                 assert body is not None
                 eqns.extend(_bind(body, e.args, e.outs, sub))
@@ -99,10 +94,6 @@ def _calls(b: Block) -> list[Eqn]:
             elif e.prim == "for":
                 blocks.append(e.params["body"])
     return found
-
-
-def _has_loop(f: Function) -> bool:
-    return f.body is not None and any(e.prim == "for" for e in f.body.eqns)
 
 
 def _bind(body: Block, args: tuple[Atom, ...], outs: tuple[Var, ...], sub: dict[Var, Atom]) -> list[Eqn]:

@@ -11,7 +11,7 @@ scoping, like Rose). A `for` produces one array per body result plus the sums of
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -110,17 +110,32 @@ class Function:
         return show_program(self)
 
 
-def callees(f: Function) -> Iterator[Function]:
-    """Functions called directly by f (and by its custom jvp), without duplicates."""
-    seen: set[int] = set()
-    blocks = [f.body] if f.body is not None else []
-    while blocks:
-        for e in blocks.pop().eqns:
-            if e.prim == "call" and id(e.params["fn"]) not in seen:
-                seen.add(id(e.params["fn"]))
-                yield e.params["fn"]
-            if e.prim == "for":
-                blocks.append(e.params["body"])
+def callees(f: Function) -> tuple[Function, ...]:
+    """Functions called directly by f (also in its loop bodies), without duplicates (memoized, with
+    `has_loop`: one scan of the body answers both)."""
+    found = f.cache.get("callees")
+    if found is None:
+        seen: dict[int, Function] = {}
+        loop = False
+        blocks = [f.body] if f.body is not None else []
+        while blocks:
+            for e in blocks.pop().eqns:
+                prim = e.prim
+                if prim == "call":
+                    seen.setdefault(id(e.params["fn"]), e.params["fn"])
+                elif prim == "for":
+                    loop = True
+                    blocks.append(e.params["body"])
+        found = f.cache["callees"] = tuple(seen.values())
+        f.cache["has_loop"] = loop
+    return found
+
+
+def has_loop(f: Function) -> bool:
+    """Whether f's body has a `for` (memoized)."""
+    if "has_loop" not in f.cache:
+        callees(f)
+    return f.cache["has_loop"]
 
 
 def call_graph(f: Function) -> tuple[Function, ...]:
@@ -151,4 +166,16 @@ def count_eqns(block: Block) -> int:
     return sum(1 + (count_eqns(e.params["body"]) if e.prim == "for" else 0) for e in block.eqns)
 
 
-__all__ = ["Atom", "Block", "Eqn", "Function", "Int", "Lit", "Real", "Var", "call_graph", "callees"]
+__all__ = [
+    "Atom",
+    "Block",
+    "Eqn",
+    "Function",
+    "Int",
+    "Lit",
+    "Real",
+    "Var",
+    "call_graph",
+    "callees",
+    "has_loop",
+]

@@ -20,6 +20,12 @@ REAL_UNARY = ("sqrt", "floor", "ceil", "trunc")
 COMPARE = ("lt", "le", "gt", "ge", "eq", "ne")
 LOGIC = ("and", "or")
 
+# single-output instructions whose value depends only on their arguments (arrays are immutable)
+PURE = frozenset(
+    {*NUMERIC_BINARY, *REAL_BINARY, *INT_BINARY, *NUMERIC_UNARY, *REAL_UNARY, *COMPARE, *LOGIC}
+    | {"not", "i2f", "select", "index"}
+)
+
 Rule = Callable[[Sequence[Type], dict[str, Any]], tuple[Type, ...]]
 TYPE_RULES: dict[str, Rule] = {}
 

@@ -11,6 +11,10 @@ memory costs loads and stores. These passes make a loop body straight-line scala
 - a loop of at most `UNROLL_LIMIT` iterations is unrolled;
 - `index(vec(a, b, ...), k)` with a literal k becomes the element itself.
 Semantics are unchanged (the interpreter gives identical results before and after).
+
+A function without loops is left as it is (only its calls are redirected to simplified callees):
+the builder numbered its values and forwarded its array literals as they were emitted, and the code
+generator drops dead code in the same pass that allocates and emits.
 """
 
 from __future__ import annotations
@@ -21,44 +25,11 @@ from typing import Any
 from .builder import fold
 from .dce import dce_function
 from .gc_pause import gc_paused
-from .ir import Atom, Block, Eqn, Function, Lit, Var
+from .ir import Atom, Block, Eqn, Function, Lit, Var, callees, has_loop
+from .prims import PURE
 from .types import Int, Real, RefT, VecT
 
 INLINE_LIMIT = 60
-# single-output instructions whose value depends only on their arguments (arrays are immutable)
-PURE = frozenset(
-    {
-        "add",
-        "sub",
-        "mul",
-        "div",
-        "neg",
-        "abs",
-        "min",
-        "max",
-        "sqrt",
-        "floor",
-        "ceil",
-        "trunc",
-        "copysign",
-        "zmul",
-        "zdiv",
-        "idiv",
-        "imod",
-        "lt",
-        "le",
-        "gt",
-        "ge",
-        "eq",
-        "ne",
-        "and",
-        "or",
-        "not",
-        "i2f",
-        "select",
-        "index",
-    }
-)
 UNROLL_LIMIT = 8
 
 
@@ -78,6 +49,8 @@ def simplify_program(f: Function) -> Function:
 def simplify_function(f: Function) -> Function:
     """f's own body simplified (its callees are simplified on the way, memoized)."""
     assert f.body is not None
+    if not has_loop(f):
+        return _with_simplified_callees(f)
     body = Simplifier(f).block(f.body, in_loop=False)
     g = Function(f.name, f.params, f.result_types, body, signature=f.signature)
     g.custom_jvp = f.custom_jvp
@@ -86,12 +59,27 @@ def simplify_function(f: Function) -> Function:
     return g
 
 
-def _has_loop(f: Function) -> bool:
-    return f.body is not None and any(e.prim == "for" for e in f.body.eqns)
+def _with_simplified_callees(f: Function) -> Function:
+    """Straight-line code is left as it is: the builder already numbered its values and folded its
+    constants, and the code generator removes dead code as it goes. Only its calls change, to the
+    simplified callees."""
+    assert f.body is not None
+    new = {id(g): simplify_program(g) for g in callees(f)}
+    if all(h is g for g, h in zip(callees(f), new.values())):
+        return f
+    eqns = tuple(
+        Eqn(e.outs, "call", e.args, {"fn": new[id(e.params["fn"])]}) if e.prim == "call" else e
+        for e in f.body.eqns
+    )
+    g = Function(
+        f.name, f.params, f.result_types, Block(f.body.params, eqns, f.body.results), signature=f.signature
+    )
+    g.custom_jvp = f.custom_jvp
+    return g
 
 
 def _inlinable(f: Function) -> bool:
-    return f.body is not None and len(f.body.eqns) <= INLINE_LIMIT and not _has_loop(f)
+    return f.body is not None and len(f.body.eqns) <= INLINE_LIMIT and not has_loop(f)
 
 
 class Simplifier:

@@ -1,9 +1,10 @@
 """IR -> WebAssembly: one Wasm function per adcore function, arrays in a static memory plan.
 
-`build_module(f)` simplifies the program (`adcore/simplify.py`), links the math functions it uses
-from our Wasm libm, emits every function (`emit.py`), lays out the memory (the entry's arrays first,
-then one static frame per function) and exports `main` and `memory`. Representation and calling
-convention: `layout.py`.
+`build_module(f)` simplifies the program's loops (`adcore/simplify.py`, `adcore/fuse.py`; straight-line
+code comes from the builder already value-numbered), links the math functions it uses from our Wasm
+libm, emits every function (`emit.py`), lays out the memory (the entry's arrays first, then one
+static frame per function) and exports `main` and `memory`. Representation and calling convention:
+`layout.py`.
 """
 
 from __future__ import annotations

@@ -1,15 +1,22 @@
 """Emitting one adcore function as one Wasm function.
 
-State: the assembler, variable -> local (shared by liveness, see `locals.py`), and the bump pointer
-of the function's static frame. Every function owns a frame for the arrays it makes (the call graph
-is a DAG, so no function is ever active twice at once). A scalar accumulator of a `for` is a local;
-an array accumulator is a zeroed region of the frame.
+Each block is walked once, from its last instruction to its first: an instruction nothing reads is
+dead and emits nothing, a variable takes a local at its last read and frees it at its definition
+(`locals.py`), and each instruction's code is encoded on the way; the pieces are joined in program
+order at the end. Dead code removal, liveness, allocation and emission are thus one pass.
+
+State: the assembler, the locals, and the bump pointer of the function's static frame. Every
+function owns a frame for the arrays it makes (the call graph is a DAG, so no function is ever
+active twice at once). A scalar accumulator of a `for` is a local; an array accumulator is a zeroed
+region of the frame (`emit_memory.py`).
 """
 
 from __future__ import annotations
 
-from ..ir import Atom, Block, Eqn, Function, Lit, Var
-from ..types import Bool, Int, Real, RefT, Scalar, Type, VecT
+from ..ir import Atom, Block, Eqn, Function, Lit, Var, call_graph, callees
+from ..linearity import free_vars
+from ..types import Bool, Int, Real, RefT, Type, VecT
+from .emit_memory import MemoryRules
 from .encode import (
     F64,
     I32,
@@ -18,24 +25,22 @@ from .encode import (
     f64_const_code,
     i32_const_code,
     local_get_code,
-    local_set_code,
     local_tee_code,
+    uleb,
 )
 from .layout import (
     CodegenError,
     _align,
-    _load_slot,
     _store_slot,
     buffer_slots,
     emit_call,
     is_array,
     memory_copy,
-    memory_fill,
     size_of,
     spilled,
     wasm_type,
 )
-from .locals import allocate_locals
+from .locals import Locals
 
 SCALAR_F64 = {
     "add": "f64_add", "sub": "f64_sub", "mul": "f64_mul", "div": "f64_div", "min": "f64_min",
@@ -55,8 +60,13 @@ _I32_OPCODES = {prim: bytes(getattr(Asm(), name)().code) for prim, name in SCALA
 Location = tuple[int | None, int, Type]  # (address, or None for the buffer in local 0; offset; type)
 
 
-class FunctionGen:
-    """Emits one function. State: the assembler, variable -> local, and the frame's bump pointer."""
+class FunctionGen(MemoryRules):
+    """Emits one function. State: the assembler, the locals (`locals.py`), and the frame's bump
+    pointer.
+
+    Each block is emitted from its last instruction to its first (`block`), in one pass that removes
+    dead instructions, allocates locals and encodes the code; the pieces are joined in program order
+    at the end."""
 
     def __init__(self, f: Function, index: dict[int, int], frame_base: int, bounds_checks: bool):
         assert f.body is not None
@@ -67,57 +77,69 @@ class FunctionGen:
         self.frame_end = frame_base
         self.loop_depth = 0
         self.bits_scratch: int | None = None  # one i64 local for branch-free selects
-        n_out = sum(is_array(t) for t in f.result_types)
+        n_out = sum(1 for t in f.result_types if t is not Real and is_array(t))
         self.spilled = spilled(f)
         # Variables that stay in memory and are loaded where used: a wide function's parameters (in
-        # its buffer) and the scalar results of a wide call made once per activation, at top level
-        # (in the call's buffer, which nothing overwrites before the function returns). Thousands of
-        # them held in locals would be spilled by the engine anyway.
+        # its buffer) and the scalar results of a wide call made at top level (in the call's buffer,
+        # which nothing overwrites before the function returns). Thousands of them held in locals
+        # would be spilled by the engine anyway.
         self.in_memory: dict[Var, Location] = {}
-        self.buffered_results = {
-            o
-            for e in f.body.eqns
-            if e.prim == "call" and spilled(e.params["fn"])
-            for o in e.outs
-            if not is_array(o.ty)
-        }
-        self.stored_results: dict[Var, list[int]] = {}  # scalar results written where they are defined
+        self.call_buffers: dict[int, int] = {}  # id of a wide call at top level -> its buffer
+        buffered: set[Var] = set()
+        wide_calls = any(spilled(g) for g in callees(f))
+        for e in f.body.eqns if wide_calls else ():
+            if e.prim == "call" and spilled(e.params["fn"]):
+                g: Function = e.params["fn"]
+                buffer = self.call_buffers[id(e)] = self.alloc(8 * buffer_slots(g))
+                scalars = [o for o in e.outs if o.ty is Real or not is_array(o.ty)]
+                first = len(g.params) + len(e.outs) - len(scalars)
+                self.in_memory.update((o, (buffer, 8 * (first + j), o.ty)) for j, o in enumerate(scalars))
+                buffered.update(scalars)
+        # scalar results written where they are defined (the store instructions, after the value)
+        self.stored_results: dict[Var, list[bytes]] = {}
         if self.spilled:  # local 0 is the buffer; output pointers are loaded from it
             self.in_memory.update(
-                (p, (None, 8 * k, Int if is_array(p.ty) else p.ty)) for k, p in enumerate(f.params)
+                (p, (None, 8 * k, p.ty if p.ty is Real else Int if is_array(p.ty) else p.ty))
+                for k, p in enumerate(f.params)
             )
             first = len(f.params) + n_out
             # a result defined by the body is defined at its top level (loop bodies are scopes)
             params = set(f.params)
-            scalars = [r for r in f.body.results if not is_array(r.ty)]
+            scalars = [r for r in f.body.results if r.ty is Real or not is_array(r.ty)]
+            stored = self.stored_results
             for j, r in enumerate(scalars):
-                if isinstance(r, Var) and r not in params and r not in self.buffered_results:
-                    self.stored_results.setdefault(r, []).append(8 * (first + j))
+                if r.__class__ is Var and r not in params and r not in buffered:
+                    code = (_F64_STORE if r.ty is Real else _I32_STORE) + uleb(8 * (first + j))
+                    if r in stored:
+                        stored[r].append(code)
+                    else:
+                        stored[r] = [code]
             self.out_ptrs = list(range(1, 1 + n_out))
-            self.n_params = 1
-            no_local = set(self.in_memory) | self.buffered_results
-            self.local, types = allocate_locals(
-                f.body, {}, 1 + n_out, self.storage_type, no_local, set(self.stored_results)
-            )
-            self.local_types = [I32] * n_out + types
+            self.n_params = 1 + n_out
         else:
-            n_params = len(f.params) + n_out
-            self.out_ptrs = list(range(len(f.params), n_params))
-            self.n_params = n_params
-            fixed = {p: k for k, p in enumerate(f.params)}
-            self.local, self.local_types = allocate_locals(
-                f.body, fixed, n_params, self.storage_type, self.buffered_results
-            )
-        # each variable's local.get and local.set, encoded once (most instructions are a few of them)
-        n_locals = self.n_params + len(self.local_types)
-        gets = [local_get_code(k) for k in range(n_locals)]
-        sets = [local_set_code(k) for k in range(n_locals)]
-        self.reads = {v: gets[k] for v, k in self.local.items()}
-        self.writes = {v: sets[k] for v, k in self.local.items()}
+            self.n_params = len(f.params) + n_out
+            self.out_ptrs = list(range(len(f.params), self.n_params))
+        self.locals = Locals(self.n_params, self.storage_type, self.in_memory, _load_code)
+        if not self.spilled:
+            for k, p in enumerate(f.params):
+                self.locals.fix(p, k)
+        # callee id -> its call instruction, for callees taking and returning scalars in the usual way
+        self.direct_calls = {
+            k: b"\x10" + uleb(i)
+            for g in call_graph(f)
+            if (k := id(g)) in index
+            and (i := index[k]) is not None
+            and not spilled(g)
+            and not any(map(is_array, g.result_types))
+        }
+        self.reads = self.locals.reads
+
+    @property
+    def local_types(self) -> list[int]:
+        return [I32] * len(self.out_ptrs) + self.locals.types if self.spilled else self.locals.types
 
     @staticmethod
-    def storage_type(v: Var) -> int:
-        t = v.ty
+    def storage_type(t: Type) -> int:
         if t is Real:  # scalars first: nearly every variable is one
             return F64
         if t is Int or t is Bool:
@@ -129,8 +151,7 @@ class FunctionGen:
     # -- helpers -------------------------------------------------------------------------------------
     def temp(self, wtype: int) -> int:
         """A fresh scratch local (scratch locals are never reused, and few: one per nested copy loop)."""
-        self.local_types.append(wtype)
-        return self.n_params + len(self.local_types) - 1
+        return self.locals.new(wtype)
 
     def alloc(self, size: int) -> int:
         addr = self.frame_end
@@ -144,13 +165,7 @@ class FunctionGen:
         """The code pushing a's value."""
         if a.__class__ is Lit:  # tested first: a literal would hash as a dataclass, slowly
             return f64_const_code(float(a.val)) if a.ty is Real else i32_const_code(int(a.val))  # type: ignore[union-attr]
-        code = self.reads.get(a)  # type: ignore[call-overload]
-        if code is None:
-            base, offset, t = self.in_memory[a]  # type: ignore[index]
-            load = Asm().local_get(0) if base is None else Asm().i32_const(base)
-            _load_slot(load, t, offset)
-            code = bytes(load.code)
-        return code
+        return self.reads[a]  # type: ignore[index]
 
     def slot_address(self, a: Atom) -> int | None:
         """The static address of the 8-byte slot holding a, if a lives in a call's buffer."""
@@ -158,69 +173,171 @@ class FunctionGen:
         return None if where is None or where[0] is None else where[0] + where[1]
 
     def set(self, v: Var) -> None:
-        self.asm.code += self.writes.get(v, _DROP)
-
-    def load(self, t: Type, offset: int = 0) -> None:
-        (self.asm.f64_load if t == Real else self.asm.i32_load)(offset)
-
-    def store(self, t: Type, offset: int = 0) -> None:
-        (self.asm.f64_store if t == Real else self.asm.i32_store)(offset)
+        self.asm.code += self.locals.write(v)
 
     # -- functions and blocks ---------------------------------------------------------------------
     def emit_body(self) -> None:
         body = self.f.body
         assert body is not None
-        a = self.asm
+        first = len(self.f.params) + len(self.out_ptrs)
+        arrays = [(k, r) for k, r in enumerate(body.results) if r.ty is not Real and is_array(r.ty)]
+        stored, reads = self.stored_results, self.reads
+        # scalar results not written where they are defined: read after the body
+        tail = [(j, r) for j, r in enumerate(r for r in body.results if r.ty is Real or not is_array(r.ty))]
+        tail = [(j, r) for j, r in tail if r not in stored]
+        for _, r in arrays + tail:
+            if r.__class__ is Var and r not in reads:
+                self.locals.take(r)  # type: ignore[arg-type]
+        code = self.block(body, stored)
+        self.asm = a = Asm()
         if self.spilled:
             for j, local in enumerate(self.out_ptrs):
                 a.local_get(0)
                 a.i32_load(8 * (len(self.f.params) + j))
                 a.local_set(local)
-        self.block(body, self.stored_results)
-        outs = iter(self.out_ptrs)
-        for r in body.results:
-            if is_array(r.ty):
-                a.local_get(next(outs))
-                self.get(r)
-                a.i32_const(size_of(r.ty))
-                memory_copy(a)
-        first = len(self.f.params) + len(self.out_ptrs)
-        for j, r in enumerate(r for r in body.results if not is_array(r.ty)):
+        a.code += code
+        for local, (_, r) in zip(self.out_ptrs, arrays):
+            a.local_get(local)
+            self.get(r)
+            a.i32_const(size_of(r.ty))
+            memory_copy(a)
+        for j, r in tail:
             if self.spilled:
-                if r in self.stored_results:
-                    continue
                 a.local_get(0)
                 self.get(r)
                 _store_slot(a, r.ty, 8 * (first + j))
             else:
                 self.get(r)
 
-    def block(self, block: Block, stored: dict[Var, list[int]] | None = None) -> None:
-        """The block's instructions; the `stored` results of a wide function are written to its
-        buffer where they are defined."""
-        # `scalar`'s first case inline: most instructions are an operation on locals
-        code, reads, writes, read = self.asm.code, self.reads, self.writes, self.read
-        for e in block.eqns:
-            args = e.args
-            x = args[0] if args else None
-            ty = x.ty if x is not None else None
-            op = _F64_OPCODES.get(e.prim) if ty is Real else _I32_OPCODES.get(e.prim) if ty is Int else None
-            if op is not None and len(args) <= 2:
-                cx = reads.get(x) if x.__class__ is Var else None  # type: ignore[call-overload]
-                if len(args) == 2:
-                    y = args[1]
-                    cy = reads.get(y) if y.__class__ is Var else None  # type: ignore[call-overload]
-                    code += (cx or read(x)) + (cy or read(y)) + op + writes.get(e.outs[0], _DROP)  # type: ignore[arg-type]
-                else:
-                    code += (cx or read(x)) + op + writes.get(e.outs[0], _DROP)  # type: ignore[arg-type]
+    def block(self, block: Block, stored: dict[Var, list[bytes]] | None = None) -> bytes:
+        """The block's code (its results must have their locals already). Walks the instructions
+        last to first: an instruction none of whose results is read later is dead; otherwise its
+        results' locals are released (their lifetimes begin here) and operands met for the first
+        time take locals (their last read is here). The `stored` results of a wide function are
+        written to its buffer where they are defined."""
+        pieces: list[bytes] = []  # backwards; each instruction's pieces backwards too
+        locals_ = self.locals
+        reads, slots, take, read = locals_.reads, locals_.slots, locals_.take, self.read
+        direct = self.direct_calls
+        straight = not self.loop_depth
+        for e in reversed(block.eqns):
+            prim, outs, args = e.prim, e.outs, e.args
+            head = b""  # code before the instruction's own
+            if len(outs) == 1 and prim != "for":
+                o = outs[0]
+                write = reads.get(o)
+                if stored is not None and o in stored:
+                    if _plain(prim, args) and len(stored[o]) == 1:
+                        # the value goes to the buffer as it is made (and to its local, if read later)
+                        head = _LOCAL_0
+                        if write is None:
+                            write = stored[o][0]
+                        else:
+                            slot = slots[write]
+                            slot[1].append(write)
+                            write = slot[2] + stored[o][0]
+                    else:
+                        if write is None:
+                            write = take(o)  # read by the store right after the definition
+                        pieces.append(self.stores(o, stored))
+                elif write is None:
+                    continue  # dead
+                if not head:
+                    slot = slots.get(write)
+                    if slot is not None:  # the result's lifetime begins here: its local is free before
+                        slot[1].append(write)
+                        write = slot[0]
+            elif prim == "for":
+                pieces.append(self.op_for(e))
+                continue
+            elif prim != "accum":
+                after = self.release_results(outs, stored)
+                if after is None:
+                    continue  # dead
+                if after:
+                    pieces.append(after)
+            # operands met for the first time are read here for the last time
+            if len(args) == 2:
+                x, y = args
+                cx = reads.get(x) if x.__class__ is Var else read(x)  # type: ignore[call-overload]
+                if cx is None:
+                    cx = take(x)  # type: ignore[arg-type]
+                cy = reads.get(y) if y.__class__ is Var else read(y)  # type: ignore[call-overload]
+                if cy is None:
+                    cy = take(y)  # type: ignore[arg-type]
+                if x.ty is Real:
+                    op = _F64_OPCODES.get(prim)
+                    if op is not None:
+                        pieces += (write, op, cy, cx)
+                        if head:
+                            pieces.append(head)
+                        continue
+                    if straight and prim in _MASKED:
+                        # x * y (x / y) with its bits masked by (x != 0): in straight-line code,
+                        # thousands of branches taken once per call would be mispredicted
+                        pieces += (write, _MASK_BY_NONZERO, cx, _MASKED[prim], cy, cx)
+                        continue
+                elif x.ty is Int:
+                    op = _I32_OPCODES.get(prim)
+                    if op is not None:
+                        pieces += (write, op, cy, cx)
+                        if head:
+                            pieces.append(head)
+                        continue
+            elif len(args) == 1:
+                x = args[0]
+                cx = reads.get(x) if x.__class__ is Var else read(x)  # type: ignore[call-overload]
+                if cx is None:
+                    cx = take(x)  # type: ignore[arg-type]
+                op = (
+                    _F64_OPCODES.get(prim)
+                    if x.ty is Real
+                    else _I32_OPCODES.get(prim)
+                    if x.ty is Int
+                    else None
+                )
+                if op is not None:
+                    pieces += (write, op, cx)
+                    if head:
+                        pieces.append(head)
+                    continue
             else:
+                for x in args:
+                    if x.__class__ is Var and x not in reads:
+                        take(x)  # type: ignore[arg-type]
+            assert not head, "a result written to the buffer as it is made needs a plain operation"
+            call = direct.get(id(e.params["fn"])) if prim == "call" else None
+            if call is not None:
+                # the usual call (a math function, a small kernel): arguments, call, scalar results
+                pieces.append(
+                    b"".join([read(x) for x in args]) + call + b"".join(map(self.write, outs[::-1]))
+                )
+            else:
+                self.asm = Asm()
                 self.eqn(e)
-            if stored:
-                for o in e.outs:
-                    for offset in stored.get(o, ()):
-                        self.asm.local_get(0)
-                        self.get(o)
-                        _store_slot(self.asm, o.ty, offset)
+                pieces.append(bytes(self.asm.code))
+        pieces.reverse()
+        return b"".join(pieces)
+
+    def release_results(self, outs: tuple[Var, ...], stored: dict[Var, list[bytes]] | None) -> bytes | None:
+        """None if an instruction with several results is dead; else its results' locals are
+        released, and the stores of its `stored` results (which follow it) are returned."""
+        kept = [o for o in outs if o in self.reads or (stored is not None and o in stored)]
+        if not kept:
+            return None
+        for o in kept:
+            if o not in self.reads:
+                self.locals.take(o)  # read by the store right after the definition
+        for o in kept:  # (after every result has its local: results never share one)
+            self.locals.release(o)
+        return b"".join([self.stores(o, stored) for o in kept if o in stored]) if stored else b""
+
+    def stores(self, o: Var, stored: dict[Var, list[bytes]]) -> bytes:
+        """The stores of a wide function's result o into its buffer, right after its definition."""
+        return b"".join([_LOCAL_0 + self.reads[o] + store for store in stored[o]])
+
+    def write(self, v: Var) -> bytes:
+        return self.locals.write(v)
 
     def eqn(self, e: Eqn) -> None:
         rule = _RULES.get(e.prim)
@@ -236,17 +353,12 @@ class FunctionGen:
         a = self.asm
         table = SCALAR_F64 if ty == Real else SCALAR_I32
         prim = e.prim
-        if prim in _ZERO_SAFE:
+        if prim in _ZERO_SAFE:  # in a loop (`block` emits straight-line code's, masked)
+            # the engine's branch (it has no float conditional move) repeats and is predicted well:
+            # x * y (x / y), or +0 where x == 0
             x, y = e.args
             rx = self.read(x)
-            if self.loop_depth:
-                # in a loop the engine's branch (it has no float conditional move) repeats and is
-                # predicted well: x * y (x / y), or +0 where x == 0
-                a.code += _F64_ZERO + rx + self.read(y) + _ZERO_SAFE[prim] + rx + _IF_ZERO_SELECT
-            else:
-                # in straight-line code, thousands of branches taken once per call are mispredicted:
-                # mask the product's bits by (x != 0) instead
-                a.code += rx + self.read(y) + _ZERO_SAFE[prim] + _MASK_HEAD + rx + _MASK_BY_NONZERO
+            a.code += _F64_ZERO + rx + self.read(y) + _ZERO_SAFE[prim] + rx + _IF_ZERO_SELECT
         elif prim == "select" and e.outs[0].ty == Real and not self.loop_depth:
             # straight-line code: y ^ ((x ^ y) & -c) on the bits, no branch to mispredict
             c, x, y = e.args
@@ -301,80 +413,6 @@ class FunctionGen:
         (self.asm.i32_lt_s if e.prim == "min" else self.asm.i32_gt_s)()
         self.asm.select()
 
-    # -- arrays -------------------------------------------------------------------------------------
-    def address(self, base: Atom, ty: Type, idx: list[Atom]) -> int:
-        """Push base + dynamic part of the index path; return the static byte offset."""
-        self.get(base)
-        offset = 0
-        t = ty.of if isinstance(ty, RefT) else ty
-        for i in idx:
-            assert isinstance(t, VecT)
-            stride = size_of(t.elem)
-            if isinstance(i, Lit):
-                offset += int(i.val) * stride
-            else:
-                self.checked_index(i, t.n)
-                if stride != 1:
-                    self.asm.i32_const(stride)
-                    self.asm.i32_mul()
-                self.asm.i32_add()
-            t = t.elem
-        return offset
-
-    def checked_index(self, i: Atom, n: int) -> None:
-        self.get(i)
-        if self.bounds_checks:
-            self.get(i)
-            self.asm.i32_const(n)
-            self.asm.i32_ge_u()
-            self.asm.if_()
-            self.asm.unreachable()
-            self.asm.end()
-
-    def op_index(self, e: Eqn) -> None:
-        arr, i = e.args
-        out = e.outs[0]
-        offset = self.address(arr, arr.ty, [i])
-        if is_array(out.ty):
-            if offset:
-                self.asm.i32_const(offset)
-                self.asm.i32_add()
-        else:
-            self.load(out.ty, offset)
-        self.set(out)
-
-    def op_vec(self, e: Eqn) -> None:
-        out = e.outs[0]
-        elem = e.params["elem"]
-        es = size_of(elem)
-        addr = self.alloc(size_of(out.ty))
-        for k, x in enumerate(e.args):
-            self.asm.i32_const(addr + k * es)
-            self.get(x)
-            if is_array(elem):
-                self.asm.i32_const(es)
-                memory_copy(self.asm)
-            else:
-                self.store(elem)
-        self.asm.i32_const(addr)
-        self.set(out)
-
-    def op_zeros(self, e: Eqn) -> None:
-        out = e.outs[0]
-        if not is_array(out.ty):
-            self.get(Lit(0.0, Real) if out.ty == Real else Lit(0, Int))
-        else:
-            addr = self.alloc(size_of(out.ty))
-            self.fill_zero(addr, size_of(out.ty))
-            self.asm.i32_const(addr)
-        self.set(out)
-
-    def fill_zero(self, addr: int, size: int) -> None:
-        self.asm.i32_const(addr)
-        self.asm.i32_const(0)
-        self.asm.i32_const(size)
-        memory_fill(self.asm)
-
     def op_call(self, e: Eqn) -> None:
         g: Function = e.params["fn"]
         if not spilled(g) and not any(map(is_array, g.result_types)):
@@ -388,11 +426,10 @@ class FunctionGen:
         out_addrs = [(o, self.alloc(size_of(o.ty))) for o in e.outs if is_array(o.ty)]
         outs = [o for o in e.outs if not is_array(o.ty)]
         scalars = iter(outs)
-        buffer = self.alloc(8 * buffer_slots(g)) if spilled(g) else None
-        resident = buffer is not None and all(o in self.buffered_results for o in outs)
-        if resident:
-            first = len(g.params) + len(out_addrs)
-            self.in_memory.update((o, (buffer, 8 * (first + j), o.ty)) for j, o in enumerate(outs))
+        resident = id(e) in self.call_buffers  # its scalar results stay in its buffer
+        buffer = (
+            self.call_buffers[id(e)] if resident else self.alloc(8 * buffer_slots(g)) if spilled(g) else None
+        )
         emit_call(
             self.asm,
             g,
@@ -408,20 +445,39 @@ class FunctionGen:
             for o in reversed(outs):
                 self.set(o)
         for o, addr in out_addrs:
-            if o in self.local:
+            if o in self.reads:
                 self.asm.i32_const(addr)
-                self.asm.local_set(self.local[o])
+                self.set(o)
 
-    def op_for(self, e: Eqn) -> None:
-        a = self.asm
+    def op_for(self, e: Eqn) -> bytes:
+        """The loop's code. Its accumulators are read when its outputs are written, so they take
+        locals before the outputs release theirs; what the body reads from outside and the index
+        live across all iterations, so they take locals before the body is walked."""
         n = e.params["n"]
         body: Block = e.params["body"]
         i, *refs = body.params
         n_elems = len(body.results)
-        elem_addrs = []
-        for o in e.outs[:n_elems]:
-            addr = self.alloc(size_of(o.ty))
-            elem_addrs.append(addr)
+        locals_ = self.locals
+        for r in refs:
+            locals_.take(r)
+        for o in e.outs:
+            locals_.release(o)
+        for v in free_vars(body):
+            if v not in self.reads:
+                locals_.take(v)
+        locals_.take(i)
+        for r in body.results:  # stored after each iteration
+            if r.__class__ is Var and r not in self.reads:
+                locals_.take(r)  # type: ignore[arg-type]
+        self.loop_depth += 1
+        body_code = self.block(body)
+        self.loop_depth -= 1
+        locals_.release(i)
+        for r in refs:
+            locals_.release(r)
+        reads = self.reads
+        self.asm = a = Asm()
+        elem_addrs = [self.alloc(size_of(o.ty)) for o in e.outs[:n_elems]]
         for r in refs:
             acc_t = r.ty.of  # type: ignore[union-attr]
             if is_array(acc_t):
@@ -430,118 +486,63 @@ class FunctionGen:
                 a.i32_const(addr)
             else:
                 self.get(Lit(0.0, Real) if acc_t == Real else Lit(0, Int))
-            a.local_set(self.local[r])
+            self.set(r)
         a.i32_const(0)
-        a.local_set(self.local[i])
+        self.set(i)
         a.block()
         a.loop()
-        a.local_get(self.local[i])
+        self.get(i)
         a.i32_const(n)
         a.i32_ge_s()
         a.br_if(1)
-        self.loop_depth += 1
-        self.block(body)
-        self.loop_depth -= 1
+        a.code += body_code
         for r, addr in zip(body.results, elem_addrs):
             es = size_of(r.ty)
-            a.local_get(self.local[i])
+            self.get(i)
             a.i32_const(es)
             a.i32_mul()
             self.get(r)
             if is_array(r.ty):
-                a.raw(b"")
                 self._copy_to_element(addr, es)
             else:
                 self.store(r.ty, addr)
-        a.local_get(self.local[i])
+        self.get(i)
         a.i32_const(1)
         a.i32_add()
-        a.local_set(self.local[i])
+        self.set(i)
         a.br(0)
         a.end()
         a.end()
         for o, addr in zip(e.outs[:n_elems], elem_addrs):
-            if o in self.local:
+            if o in reads:
                 a.i32_const(addr)
-                a.local_set(self.local[o])
+                self.set(o)
         for r, o in zip(refs, e.outs[n_elems:]):
-            if o in self.local and self.local[o] != self.local[r]:
-                a.local_get(self.local[r])
-                a.local_set(self.local[o])
+            if o in reads:
+                a.code += reads[r]
+                self.set(o)
+        return bytes(a.code)
 
-    def _copy_to_element(self, addr: int, es: int) -> None:
-        # stack: [i*es, src]; memory.copy wants (dst, src, n)
-        src = self.temp(I32)
-        self.asm.local_set(src)
-        self.asm.i32_const(addr)
-        self.asm.i32_add()
-        self.asm.local_get(src)
-        self.asm.i32_const(es)
-        memory_copy(self.asm)
 
-    def op_accum(self, e: Eqn) -> None:
-        ref, value, *idx = e.args
-        assert isinstance(ref, Var) and isinstance(ref.ty, RefT)
-        a = self.asm
-        if not is_array(ref.ty.of):
-            a.local_get(self.local[ref])
-            self.get(value)
-            a.f64_add() if ref.ty.of == Real else a.i32_add()
-            a.local_set(self.local[ref])
-            return
-        offset = self.address(ref, ref.ty, list(idx))
-        if not is_array(value.ty):
-            addr = self.temp(I32)
-            a.local_tee(addr)
-            a.local_get(addr)
-            self.load(value.ty, offset)
-            self.get(value)
-            a.f64_add() if value.ty == Real else a.i32_add()
-            self.store(value.ty, offset)
-            return
-        self.add_array_into(offset, value)
+def _plain(prim: str, args: tuple[Atom, ...]) -> bool:
+    """Whether `block` emits this instruction as one opcode after its operands."""
+    if not args or len(args) > 2:
+        return False
+    ty = args[0].ty
+    return prim in _F64_OPCODES if ty is Real else ty is Int and prim in _I32_OPCODES
 
-    def add_array_into(self, offset: int, value: Atom) -> None:
-        """dst[k] += src[k] for every scalar of the array `value`; the stack holds dst - offset."""
-        a = self.asm
-        scalar_t = _scalar_of(value.ty)
-        width = size_of(scalar_t)
-        count = size_of(value.ty) // width
-        dst, src, k = self.temp(I32), self.temp(I32), self.temp(I32)
-        if offset:
-            a.i32_const(offset)
-            a.i32_add()
-        a.local_set(dst)
-        self.get(value)
-        a.local_set(src)
-        a.i32_const(0)
-        a.local_set(k)
-        a.block()
-        a.loop()
-        a.local_get(k)
-        a.i32_const(count * width)
-        a.i32_ge_s()
-        a.br_if(1)
-        a.local_get(dst)
-        a.local_get(k)
-        a.i32_add()
-        a.local_get(dst)
-        a.local_get(k)
-        a.i32_add()
-        self.load(scalar_t)
-        a.local_get(src)
-        a.local_get(k)
-        a.i32_add()
-        self.load(scalar_t)
-        a.f64_add() if scalar_t == Real else a.i32_add()
-        self.store(scalar_t)
-        a.local_get(k)
-        a.i32_const(width)
-        a.i32_add()
-        a.local_set(k)
-        a.br(0)
-        a.end()
-        a.end()
+
+def _load_code(where: Location) -> bytes:
+    """Loads a value kept in memory: at base + offset, or in the buffer of local 0 if base is None."""
+    base, offset, t = where
+    return (
+        (_LOCAL_0 if base is None else i32_const_code(base))
+        + (_F64_LOAD if t is Real else _I32_LOAD)
+        + uleb(offset)
+    )
+
+
+_F64_LOAD, _I32_LOAD, _F64_STORE, _I32_STORE = b"\x2b\x03", b"\x28\x02", b"\x39\x03", b"\x36\x02"
 
 
 def _code(*ops: str) -> bytes:
@@ -560,6 +561,7 @@ _MASK_HEAD = _code("i64_reinterpret_f64") + _I64_ZERO  # [x op y] -> [bits(x op 
 _MASK_BY_NONZERO = _F64_ZERO + _code(
     "f64_ne", "i64_extend_i32_u", "i64_sub", "i64_and", "f64_reinterpret_i64"
 )
+_MASKED = {prim: op + _MASK_HEAD for prim, op in _ZERO_SAFE.items()}
 _BITS = _code("i64_reinterpret_f64")
 _XOR_THEN_ZERO = _code("i64_xor") + _I64_ZERO
 _BLEND_BY_CONDITION = _code("i64_extend_i32_u", "i64_sub", "i64_and", "i64_xor", "f64_reinterpret_i64")
@@ -573,10 +575,4 @@ _RULES = {
     "accum": FunctionGen.op_accum,
 }
 _DROP = bytes(Asm().drop().code)
-
-
-def _scalar_of(t: Type) -> Scalar:
-    while isinstance(t, VecT):
-        t = t.elem
-    assert isinstance(t, Scalar)
-    return t
+_LOCAL_0 = local_get_code(0)

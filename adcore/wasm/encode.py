@@ -23,6 +23,8 @@ def uleb(n: int) -> bytes:
     """Unsigned LEB128: 7 bits per byte, low bits first, high bit = 'more follows'."""
     if 0 <= n < _SMALL:
         return _ULEB[n]
+    if _SMALL <= n < 1 << 21:  # three bytes: static addresses and offsets in a large frame
+        return bytes((n & 0x7F | 0x80, n >> 7 & 0x7F | 0x80, n >> 14))
     return _uleb(n)
 
 

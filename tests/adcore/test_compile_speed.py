@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import gc
+import random
 
 import pytest
 
 import adcore
 from adcore import Real, Vec, fn, interp, vjp
+from adcore import math as am
 from adcore.gc_pause import gc_paused
 from adcore.wasm import emit
 from adcore.wasm.codegen import build_module, spilled
@@ -82,3 +84,40 @@ def test_shared_libm_bodies_follow_each_modules_function_indices() -> None:
     again = ModuleBuilder()
     add_libm(again, ["sin"])
     assert {f.name: f.body for f in again.functions} == body_a
+
+
+def test_a_wide_functions_calls_with_two_results_keep_both() -> None:
+    """A wide forward half (over the result limit) stores its residuals where they are made. sin's
+    forward call gives two of them (sin and cos) at once: each needs its own local until stored."""
+    rng = random.Random(1)
+
+    def energy(x):
+        values = [x[k] for k in range(3)]
+        for _ in range(17):  # 65 residuals: one over the limit
+            a, b = rng.choice(values[-20:]), rng.choice(values)
+            values.append(am.sin(a) * b + a / (1.0 + b * b))
+        return adcore.sum(values[-4:])
+
+    f = fn([Vec(3, Real)], Real, energy)
+    g = fn([Vec(3, Real)], Vec(3, Real), lambda v: vjp(f)(v).grad(1.0))
+    assert any(spilled(h) for h in adcore.ir.call_graph(adcore.reverse.reverse_pair(f.ir)[0]))
+    x = [0.3, -0.7, 1.1]
+    assert list(Compiled(g)(x)) == pytest.approx(list(interp(g)(x)), rel=1e-13)
+
+
+def test_dead_straight_line_code_emits_nothing() -> None:
+    """Straight-line functions reach the code generator unsimplified; its backward walk drops what
+    nothing reads, so dead work costs no bytes."""
+
+    def clean(x, y):
+        return am.sin(x) * y
+
+    def with_dead_work(x, y):
+        unused = x * y + x / y
+        _ = unused * unused - y  # read by nothing
+        return am.sin(x) * y
+
+    a, b = fn([Real, Real], Real, clean, name="f"), fn([Real, Real], Real, with_dead_work, name="f")
+    assert len(b.ir.body.eqns) == len(a.ir.body.eqns) + 5  # the dead work is in the IR
+    assert build_module(b.ir)[0] == build_module(a.ir)[0]
+    assert Compiled(b)(0.4, 2.0) == interp(a)(0.4, 2.0)
