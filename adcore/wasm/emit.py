@@ -265,25 +265,23 @@ class FunctionGen(MemoryRules):
                 cy = reads.get(y) if y.__class__ is Var else read(y)  # type: ignore[call-overload]
                 if cy is None:
                     cy = take(y)  # type: ignore[arg-type]
-                if x.ty is Real:
-                    op = _F64_OPCODES.get(prim)
-                    if op is not None:
-                        pieces += (write, op, cy, cx)
-                        if head:
-                            pieces.append(head)
-                        continue
-                    if straight and prim in _MASKED:
-                        # x * y (x / y) with its bits masked by (x != 0): in straight-line code,
-                        # thousands of branches taken once per call would be mispredicted
-                        pieces += (write, _MASK_BY_NONZERO, cx, _MASKED[prim], cy, cx)
-                        continue
-                elif x.ty is Int:
-                    op = _I32_OPCODES.get(prim)
-                    if op is not None:
-                        pieces += (write, op, cy, cx)
-                        if head:
-                            pieces.append(head)
-                        continue
+                op = (
+                    _F64_OPCODES.get(prim)
+                    if x.ty is Real
+                    else _I32_OPCODES.get(prim)
+                    if x.ty is Int
+                    else None
+                )
+                if op is not None:
+                    pieces += (write, op, cy, cx)
+                    if head:
+                        pieces.append(head)
+                    continue
+                if straight and prim in _MASKED:
+                    # x * y (x / y) with its bits masked by (x != 0): in straight-line code,
+                    # thousands of branches taken once per call would be mispredicted
+                    pieces += (write, _MASK_BY_NONZERO, cx, _MASKED[prim], cy, cx)
+                    continue
             elif len(args) == 1:
                 x = args[0]
                 cx = reads.get(x) if x.__class__ is Var else read(x)  # type: ignore[call-overload]
