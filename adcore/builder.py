@@ -62,18 +62,12 @@ class Builder:
                 x, y = args
                 number = (
                     prim,
-                    x if x.__class__ is Var else _literal_key(x),
-                    y if y.__class__ is Var else _literal_key(y),
+                    x if x.__class__ is Var else literal_key(x),
+                    y if y.__class__ is Var else literal_key(y),
                 )
             else:
-                number = (prim, *[a if a.__class__ is Var else _literal_key(a) for a in args])
-            known = self.known
-            found = known[-1].get(number)
-            if found is None and len(known) > 1:
-                for scope in known[-2::-1]:
-                    found = scope.get(number)
-                    if found is not None:
-                        break
+                number = (prim, *[a if a.__class__ is Var else literal_key(a) for a in args])
+            found = in_scope(self.known, number)
             if found is not None:
                 return (found,)
         if params:
@@ -147,9 +141,21 @@ class Builder:
         return self.emit("zeros", (), ty=ty)[0]
 
 
-def _literal_key(a: Lit) -> tuple[Any, ...]:
-    # 0.0 == -0.0 as values, but they are different constants
+def literal_key(a: Lit) -> tuple[Any, ...]:
+    """A literal in a value-numbering key: 0.0 == -0.0 as values, but they are different constants."""
     return (a.val, a.ty.name, math.copysign(1.0, a.val) if a.ty is Real else 0)
+
+
+def in_scope(known: list[dict[tuple[Any, ...], Var]], key: tuple[Any, ...]) -> Var | None:
+    """The value numbered `key` in the innermost scope that has one (scopes are the open blocks,
+    outermost first: a loop body sees what was computed around it, not the reverse)."""
+    found = known[-1].get(key)
+    if found is None and len(known) > 1:
+        for scope in known[-2::-1]:
+            found = scope.get(key)
+            if found is not None:
+                break
+    return found
 
 
 def fold(prim: str, args: Sequence[Atom]) -> Atom | None:

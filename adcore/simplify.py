@@ -19,10 +19,9 @@ generator drops dead code in the same pass that allocates and emits.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
-from .builder import fold
+from .builder import fold, in_scope, literal_key
 from .dce import dce_function
 from .gc_pause import gc_paused
 from .ir import Atom, Block, Eqn, Function, Lit, Var, callees, has_loop
@@ -105,18 +104,11 @@ class Simplifier:
     def reuse(self, key: tuple[Any, ...], out: Var) -> bool:
         """Common subexpressions: a pure scalar instruction already computed in scope is reused.
         `key` is the primitive and its operands (a literal as its value, type and sign: 0.0 == -0.0)."""
-        known = self.known
-        innermost = known[-1]
-        found = innermost.get(key)
-        if found is None and len(known) > 1:
-            for scope in known[-2::-1]:  # the enclosing scopes, nearest first
-                found = scope.get(key)
-                if found is not None:
-                    break
+        found = in_scope(self.known, key)
         if found is not None:
             self.sub[out] = found
             return True
-        innermost[key] = out
+        self.known[-1][key] = out
         return False
 
     def eqn(self, e: Eqn, in_loop: bool, out: list[Eqn]) -> None:
@@ -144,7 +136,7 @@ class Simplifier:
                     if folded is not None:
                         self.sub[e.outs[0]] = folded
                         return
-                    key = (prim, *[x if x.__class__ is Var else _literal_key(x) for x in args])  # type: ignore[arg-type]
+                    key = (prim, *[x if x.__class__ is Var else literal_key(x) for x in args])  # type: ignore[arg-type]
                     break
             if not self.reuse(key, e.outs[0]):
                 out.append(e if unchanged else Eqn(e.outs, prim, args, e.params))
@@ -230,10 +222,6 @@ class Simplifier:
             out.append(Eqn((v,), "add", (total, a)))
             total = v
         return total
-
-
-def _literal_key(a: Lit) -> tuple[Any, ...]:
-    return (a.val, a.ty.name, math.copysign(1.0, a.val) if a.ty is Real else 0)
 
 
 def _scalar_ref(p: Var) -> bool:

@@ -55,6 +55,8 @@ SCALAR_I32 = {
 }  # fmt: skip
 _F64_OPCODES = {prim: bytes(getattr(Asm(), name)().code) for prim, name in SCALAR_F64.items()}
 _I32_OPCODES = {prim: bytes(getattr(Asm(), name)().code) for prim, name in SCALAR_I32.items()}
+_OPCODES = {Real: _F64_OPCODES, Int: _I32_OPCODES}  # operand type -> primitive -> its one opcode
+_NO_OPCODES: dict[str, bytes] = {}
 
 
 Location = tuple[int | None, int, Type]  # (address, or None for the buffer in local 0; offset; type)
@@ -265,13 +267,7 @@ class FunctionGen(MemoryRules):
                 cy = reads.get(y) if y.__class__ is Var else read(y)  # type: ignore[call-overload]
                 if cy is None:
                     cy = take(y)  # type: ignore[arg-type]
-                op = (
-                    _F64_OPCODES.get(prim)
-                    if x.ty is Real
-                    else _I32_OPCODES.get(prim)
-                    if x.ty is Int
-                    else None
-                )
+                op = _OPCODES.get(x.ty, _NO_OPCODES).get(prim)
                 if op is not None:
                     pieces += (write, op, cy, cx)
                     if head:
@@ -287,13 +283,7 @@ class FunctionGen(MemoryRules):
                 cx = reads.get(x) if x.__class__ is Var else read(x)  # type: ignore[call-overload]
                 if cx is None:
                     cx = take(x)  # type: ignore[arg-type]
-                op = (
-                    _F64_OPCODES.get(prim)
-                    if x.ty is Real
-                    else _I32_OPCODES.get(prim)
-                    if x.ty is Int
-                    else None
-                )
+                op = _OPCODES.get(x.ty, _NO_OPCODES).get(prim)
                 if op is not None:
                     pieces += (write, op, cx)
                     if head:
@@ -308,7 +298,7 @@ class FunctionGen(MemoryRules):
             if call is not None:
                 # the usual call (a math function, a small kernel): arguments, call, scalar results
                 pieces.append(
-                    b"".join([read(x) for x in args]) + call + b"".join(map(self.write, outs[::-1]))
+                    b"".join([read(x) for x in args]) + call + b"".join(map(locals_.write, outs[::-1]))
                 )
             else:
                 self.asm = Asm()
@@ -333,9 +323,6 @@ class FunctionGen(MemoryRules):
     def stores(self, o: Var, stored: dict[Var, list[bytes]]) -> bytes:
         """The stores of a wide function's result o into its buffer, right after its definition."""
         return b"".join([_LOCAL_0 + self.reads[o] + store for store in stored[o]])
-
-    def write(self, v: Var) -> bytes:
-        return self.locals.write(v)
 
     def eqn(self, e: Eqn) -> None:
         rule = _RULES.get(e.prim)
@@ -524,10 +511,7 @@ class FunctionGen(MemoryRules):
 
 def _plain(prim: str, args: tuple[Atom, ...]) -> bool:
     """Whether `block` emits this instruction as one opcode after its operands."""
-    if not args or len(args) > 2:
-        return False
-    ty = args[0].ty
-    return prim in _F64_OPCODES if ty is Real else ty is Int and prim in _I32_OPCODES
+    return 1 <= len(args) <= 2 and prim in _OPCODES.get(args[0].ty, _NO_OPCODES)
 
 
 def _load_code(where: Location) -> bytes:
@@ -572,5 +556,4 @@ _RULES = {
     "for": FunctionGen.op_for,
     "accum": FunctionGen.op_accum,
 }
-_DROP = bytes(Asm().drop().code)
 _LOCAL_0 = local_get_code(0)

@@ -37,8 +37,8 @@ class Locals:
         self.reads: dict[Var, bytes] = {}
         self.slots: dict[bytes, tuple[bytes, list[bytes], bytes]] = {}
         self.pools: dict[int, list[bytes]] = {}  # Wasm type -> free locals
-        self.storage: dict[Type, int] = {}  # adcore type -> Wasm type (a handful of types in all)
-        self.typed_pools: dict[Type, list[bytes]] = {}  # adcore type -> the pool of its Wasm type
+        # adcore type -> its Wasm type and that type's pool (a handful of types in all)
+        self.kinds: dict[Type, tuple[int, list[bytes]]] = {}
         self.storage_type = storage_type
         self.in_memory = in_memory
         self.load = load
@@ -59,13 +59,6 @@ class Locals:
         self.slots[get] = (local_set_code(idx), self.pools[wtype], local_tee_code(idx))
         return get
 
-    def pool(self, t: Type) -> list[bytes]:
-        """The free locals for variables of type t."""
-        wtype = self.storage.get(t)
-        if wtype is None:
-            wtype = self.storage[t] = self.storage_type(t)
-        return self.pools.setdefault(wtype, [])
-
     def take(self, v: Var) -> bytes:
         """v is read here for the last time: give it a free local of its type (or its memory slot);
         returns the code that reads it."""
@@ -73,10 +66,12 @@ class Locals:
         if where is not None:
             code = self.reads[v] = self.load(where)
             return code
-        pool = self.typed_pools.get(v.ty)
-        if pool is None:
-            pool = self.typed_pools[v.ty] = self.pool(v.ty)
-        code = self.reads[v] = pool.pop() if pool else self.new_pooled(self.storage[v.ty])
+        kind = self.kinds.get(v.ty)
+        if kind is None:
+            wtype = self.storage_type(v.ty)
+            kind = self.kinds[v.ty] = (wtype, self.pools.setdefault(wtype, []))
+        wtype, pool = kind
+        code = self.reads[v] = pool.pop() if pool else self.new_pooled(wtype)
         return code
 
     def release(self, v: Var) -> None:
