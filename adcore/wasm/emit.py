@@ -13,6 +13,8 @@ region of the frame (`emit_memory.py`).
 
 from __future__ import annotations
 
+from itertools import repeat
+
 from ..ir import Atom, Block, Eqn, Function, Lit, Var, call_graph, callees
 from ..linearity import free_vars
 from ..types import Bool, Int, Real, RefT, Type, VecT
@@ -20,12 +22,10 @@ from .emit_memory import MemoryRules
 from .encode import (
     F64,
     I32,
-    I64,
     Asm,
     f64_const_code,
     i32_const_code,
     local_get_code,
-    local_tee_code,
     uleb,
 )
 from .layout import (
@@ -59,9 +59,6 @@ _OPCODES = {Real: _F64_OPCODES, Int: _I32_OPCODES}  # operand type -> primitive 
 _NO_OPCODES: dict[str, bytes] = {}
 
 
-Location = tuple[int | None, int, Type]  # (address, or None for the buffer in local 0; offset; type)
-
-
 class FunctionGen(MemoryRules):
     """Emits one function. State: the assembler, the locals (`locals.py`), and the frame's bump
     pointer.
@@ -78,16 +75,15 @@ class FunctionGen(MemoryRules):
         self.asm = Asm()
         self.frame_end = frame_base
         self.loop_depth = 0
-        self.bits_scratch: int | None = None  # one i64 local for branch-free selects
         n_out = sum(1 for t in f.result_types if t is not Real and is_array(t))
         self.spilled = spilled(f)
         # Variables that stay in memory and are loaded where used: a wide function's parameters (in
-        # its buffer) and the scalar results of a wide call made at top level (in the call's buffer,
-        # which nothing overwrites before the function returns). Thousands of them held in locals
-        # would be spilled by the engine anyway.
-        self.in_memory: dict[Var, Location] = {}
+        # its buffer, in local 0) and the scalar results of a wide call made at top level (in the
+        # call's buffer, which nothing overwrites before the function returns; `in_memory` gives
+        # their buffer and offset). Thousands of them held in locals would be spilled anyway.
+        self.in_memory: dict[Var, tuple[int, int]] = {}
         self.call_buffers: dict[int, int] = {}  # id of a wide call at top level -> its buffer
-        buffered: set[Var] = set()
+        loads: dict[Var, bytes] = {}  # the code loading each of them
         wide_calls = any(spilled(g) for g in callees(f))
         for e in f.body.eqns if wide_calls else ():
             if e.prim == "call" and spilled(e.params["fn"]):
@@ -95,23 +91,24 @@ class FunctionGen(MemoryRules):
                 buffer = self.call_buffers[id(e)] = self.alloc(8 * buffer_slots(g))
                 scalars = [o for o in e.outs if o.ty is Real or not is_array(o.ty)]
                 first = len(g.params) + len(e.outs) - len(scalars)
-                self.in_memory.update((o, (buffer, 8 * (first + j), o.ty)) for j, o in enumerate(scalars))
-                buffered.update(scalars)
+                offsets = range(8 * first, 8 * (first + len(scalars)), 8)
+                self.in_memory.update(zip(scalars, zip(repeat(buffer), offsets)))
+                base = i32_const_code(buffer)
+                loads.update(
+                    (o, base + (_F64_LOAD if o.ty is Real else _I32_LOAD) + u)
+                    for o, u in zip(scalars, _slot_offsets(first, len(scalars)))
+                )
         # scalar results written where they are defined (the store instructions, after the value)
         self.stored_results: dict[Var, list[bytes]] = {}
         if self.spilled:  # local 0 is the buffer; output pointers are loaded from it
-            self.in_memory.update(
-                (p, (None, 8 * k, p.ty if p.ty is Real else Int if is_array(p.ty) else p.ty))
-                for k, p in enumerate(f.params)
-            )
-            first = len(f.params) + n_out
             # a result defined by the body is defined at its top level (loop bodies are scopes)
             params = set(f.params)
             scalars = [r for r in f.body.results if r.ty is Real or not is_array(r.ty)]
             stored = self.stored_results
-            for j, r in enumerate(scalars):
-                if r.__class__ is Var and r not in params and r not in buffered:
-                    code = (_F64_STORE if r.ty is Real else _I32_STORE) + uleb(8 * (first + j))
+            first = 8 * (len(f.params) + n_out)
+            for r, offset in zip(scalars, range(first, first + 8 * len(scalars), 8)):
+                if r.__class__ is Var and r not in params and r not in self.in_memory:
+                    code = _real_store(offset) if r.ty is Real else _I32_STORE + uleb(offset)
                     if r in stored:
                         stored[r].append(code)
                     else:
@@ -121,8 +118,10 @@ class FunctionGen(MemoryRules):
         else:
             self.n_params = len(f.params) + n_out
             self.out_ptrs = list(range(len(f.params), self.n_params))
-        self.locals = Locals(self.n_params, self.storage_type, self.in_memory, _load_code)
-        if not self.spilled:
+        self.locals = Locals(self.n_params, self.storage_type, loads)
+        if self.spilled:  # read from the buffer where used
+            self.locals.reads.update(zip(f.params, _buffer_loads(f.params)))
+        else:
             for k, p in enumerate(f.params):
                 self.locals.fix(p, k)
         # callee id -> its call instruction, for callees taking and returning scalars in the usual way
@@ -172,7 +171,7 @@ class FunctionGen(MemoryRules):
     def slot_address(self, a: Atom) -> int | None:
         """The static address of the 8-byte slot holding a, if a lives in a call's buffer."""
         where = self.in_memory.get(a) if a.__class__ is Var else None  # type: ignore[call-overload]
-        return None if where is None or where[0] is None else where[0] + where[1]
+        return None if where is None else where[0] + where[1]
 
     def set(self, v: Var) -> None:
         self.asm.code += self.locals.write(v)
@@ -190,7 +189,7 @@ class FunctionGen(MemoryRules):
         for _, r in arrays + tail:
             if r.__class__ is Var and r not in reads:
                 self.locals.take(r)  # type: ignore[arg-type]
-        code = self.block(body, stored)
+        code = self.block(body, stored or None)
         self.asm = a = Asm()
         if self.spilled:
             for j, local in enumerate(self.out_ptrs):
@@ -220,14 +219,17 @@ class FunctionGen(MemoryRules):
         pieces: list[bytes] = []  # backwards; each instruction's pieces backwards too
         locals_ = self.locals
         reads, slots, take, read = locals_.reads, locals_.slots, locals_.take, self.read
+        reads_get, slots_get = reads.get, slots.get
         direct = self.direct_calls
+        # take()'s common case spelled out below: a real variable, a free local (none in memory)
+        real_pool = () if self.in_memory else locals_.real_pool
         straight = not self.loop_depth
         for e in reversed(block.eqns):
             prim, outs, args = e.prim, e.outs, e.args
             head = b""  # code before the instruction's own
             if len(outs) == 1 and prim != "for":
                 o = outs[0]
-                write = reads.get(o)
+                write = reads_get(o)
                 if stored is not None and o in stored:
                     if _plain(prim, args) and len(stored[o]) == 1:
                         # the value goes to the buffer as it is made (and to its local, if read later)
@@ -245,7 +247,7 @@ class FunctionGen(MemoryRules):
                 elif write is None:
                     continue  # dead
                 if not head:
-                    slot = slots.get(write)
+                    slot = slots_get(write)
                     if slot is not None:  # the result's lifetime begins here: its local is free before
                         slot[1].append(write)
                         write = slot[0]
@@ -261,28 +263,39 @@ class FunctionGen(MemoryRules):
             # operands met for the first time are read here for the last time
             if len(args) == 2:
                 x, y = args
-                cx = reads.get(x) if x.__class__ is Var else read(x)  # type: ignore[call-overload]
+                cx = reads_get(x) if x.__class__ is Var else read(x)  # type: ignore[call-overload]
                 if cx is None:
-                    cx = take(x)  # type: ignore[arg-type]
-                cy = reads.get(y) if y.__class__ is Var else read(y)  # type: ignore[call-overload]
+                    if x.ty is Real and real_pool:
+                        cx = reads[x] = real_pool.pop()  # type: ignore[index, union-attr]
+                    else:
+                        cx = take(x)  # type: ignore[arg-type]
+                cy = reads_get(y) if y.__class__ is Var else read(y)  # type: ignore[call-overload]
                 if cy is None:
-                    cy = take(y)  # type: ignore[arg-type]
-                op = _OPCODES.get(x.ty, _NO_OPCODES).get(prim)
+                    if y.ty is Real and real_pool:
+                        cy = reads[y] = real_pool.pop()  # type: ignore[index, union-attr]
+                    else:
+                        cy = take(y)  # type: ignore[arg-type]
+                op = (_F64_OPCODES if x.ty is Real else _OPCODES.get(x.ty, _NO_OPCODES)).get(prim)
                 if op is not None:
                     pieces += (write, op, cy, cx)
                     if head:
                         pieces.append(head)
                     continue
-                if straight and prim in _MASKED:
-                    # x * y (x / y) with its bits masked by (x != 0): in straight-line code,
-                    # thousands of branches taken once per call would be mispredicted
-                    pieces += (write, _MASK_BY_NONZERO, cx, _MASKED[prim], cy, cx)
+                guarded = _ZERO_GUARDED.get(prim) if straight else None
+                if guarded is not None:
+                    # x * y (x / y), or +0 where x == 0, chosen on the bits by an integer select: the
+                    # engine has no float conditional move, and in straight-line code thousands of
+                    # branches taken once per call would be mispredicted
+                    pieces += (write, _IF_NONZERO, cx, guarded, cy, cx)
                     continue
             elif len(args) == 1:
                 x = args[0]
-                cx = reads.get(x) if x.__class__ is Var else read(x)  # type: ignore[call-overload]
+                cx = reads_get(x) if x.__class__ is Var else read(x)  # type: ignore[call-overload]
                 if cx is None:
-                    cx = take(x)  # type: ignore[arg-type]
+                    if x.ty is Real and real_pool:
+                        cx = reads[x] = real_pool.pop()  # type: ignore[index, union-attr]
+                    else:
+                        cx = take(x)  # type: ignore[arg-type]
                 op = _OPCODES.get(x.ty, _NO_OPCODES).get(prim)
                 if op is not None:
                     pieces += (write, op, cx)
@@ -310,7 +323,14 @@ class FunctionGen(MemoryRules):
     def release_results(self, outs: tuple[Var, ...], stored: dict[Var, list[bytes]] | None) -> bytes | None:
         """None if an instruction with several results is dead; else its results' locals are
         released, and the stores of its `stored` results (which follow it) are returned."""
-        kept = [o for o in outs if o in self.reads or (stored is not None and o in stored)]
+        if not stored:  # (a wide call's thousands of results: the loops run in C)
+            kept = list(filter(self.reads.__contains__, outs))
+            codes = list(map(self.reads.__getitem__, kept))
+            for code, slot in zip(codes, map(self.locals.slots.get, codes)):
+                if slot is not None:
+                    slot[1].append(code)
+            return b"" if kept else None
+        kept = [o for o in outs if o in self.reads or o in stored]
         if not kept:
             return None
         for o in kept:
@@ -318,7 +338,7 @@ class FunctionGen(MemoryRules):
                 self.locals.take(o)  # read by the store right after the definition
         for o in kept:  # (after every result has its local: results never share one)
             self.locals.release(o)
-        return b"".join([self.stores(o, stored) for o in kept if o in stored]) if stored else b""
+        return b"".join([self.stores(o, stored) for o in kept if o in stored])
 
     def stores(self, o: Var, stored: dict[Var, list[bytes]]) -> bytes:
         """The stores of a wide function's result o into its buffer, right after its definition."""
@@ -338,20 +358,16 @@ class FunctionGen(MemoryRules):
         a = self.asm
         table = SCALAR_F64 if ty == Real else SCALAR_I32
         prim = e.prim
-        if prim in _ZERO_SAFE:  # in a loop (`block` emits straight-line code's, masked)
+        if prim in _ZERO_SAFE:  # in a loop (`block` emits straight-line code's on the bits)
             # the engine's branch (it has no float conditional move) repeats and is predicted well:
             # x * y (x / y), or +0 where x == 0
             x, y = e.args
             rx = self.read(x)
             a.code += _F64_ZERO + rx + self.read(y) + _ZERO_SAFE[prim] + rx + _IF_ZERO_SELECT
         elif prim == "select" and e.outs[0].ty == Real and not self.loop_depth:
-            # straight-line code: y ^ ((x ^ y) & -c) on the bits, no branch to mispredict
+            # straight-line code: on the bits, by an integer select (a branch would be mispredicted)
             c, x, y = e.args
-            if self.bits_scratch is None:
-                self.bits_scratch = self.temp(I64)
-            scratch = self.bits_scratch
-            a.code += self.read(y) + _BITS + local_tee_code(scratch) + self.read(x) + _BITS
-            a.code += local_get_code(scratch) + _XOR_THEN_ZERO + self.read(c) + _BLEND_BY_CONDITION
+            a.code += self.read(x) + _BITS + self.read(y) + _BITS + self.read(c) + _SELECT_BITS
         elif prim == "select":
             c, x, y = e.args
             self.get(x)
@@ -408,8 +424,8 @@ class FunctionGen(MemoryRules):
             for o in reversed(e.outs):
                 self.set(o)
             return
-        out_addrs = [(o, self.alloc(size_of(o.ty))) for o in e.outs if is_array(o.ty)]
-        outs = [o for o in e.outs if not is_array(o.ty)]
+        outs = [o for o in e.outs if o.ty is Real or not is_array(o.ty)]
+        out_addrs = [(o, self.alloc(size_of(o.ty))) for o in e.outs if o.ty is not Real and is_array(o.ty)]
         scalars = iter(outs)
         resident = id(e) in self.call_buffers  # its scalar results stay in its buffer
         buffer = (
@@ -514,17 +530,42 @@ def _plain(prim: str, args: tuple[Atom, ...]) -> bool:
     return 1 <= len(args) <= 2 and prim in _OPCODES.get(args[0].ty, _NO_OPCODES)
 
 
-def _load_code(where: Location) -> bytes:
-    """Loads a value kept in memory: at base + offset, or in the buffer of local 0 if base is None."""
-    base, offset, t = where
-    return (
-        (_LOCAL_0 if base is None else i32_const_code(base))
-        + (_F64_LOAD if t is Real else _I32_LOAD)
-        + uleb(offset)
-    )
+def _slot_offsets(first: int, n: int) -> list[bytes]:
+    """The encoded byte offsets of n consecutive 8-byte slots from slot `first` on (the codes of the
+    first slots are made once per process: wide functions load and store thousands of them)."""
+    while len(_SLOT_OFFSETS) < first + n:
+        _SLOT_OFFSETS.append(uleb(8 * len(_SLOT_OFFSETS)))
+    return _SLOT_OFFSETS[first : first + n]
+
+
+def _buffer_loads(params: tuple[Var, ...]) -> list[bytes]:
+    """The code loading each parameter from the buffer in local 0 (an array as its address)."""
+    n = len(params)
+    if len(_REAL_LOADS) < n:
+        _REAL_LOADS.extend(
+            _LOCAL_0 + _F64_LOAD + u for u in _slot_offsets(len(_REAL_LOADS), n - len(_REAL_LOADS))
+        )
+    codes = _REAL_LOADS[:n]
+    for k, p in enumerate(params):
+        if p.ty is not Real:
+            codes[k] = _LOCAL_0 + _I32_LOAD + uleb(8 * k)
+    return codes
+
+
+def _real_store(offset: int) -> bytes:
+    """f64.store at an offset that is a multiple of 8."""
+    k = offset >> 3
+    if len(_REAL_STORES) <= k:
+        _REAL_STORES.extend(
+            _F64_STORE + u for u in _slot_offsets(len(_REAL_STORES), k + 1 - len(_REAL_STORES))
+        )
+    return _REAL_STORES[k]
 
 
 _F64_LOAD, _I32_LOAD, _F64_STORE, _I32_STORE = b"\x2b\x03", b"\x28\x02", b"\x39\x03", b"\x36\x02"
+_SLOT_OFFSETS: list[bytes] = []
+_REAL_LOADS: list[bytes] = []  # from the buffer in local 0
+_REAL_STORES: list[bytes] = []
 
 
 def _code(*ops: str) -> bytes:
@@ -536,17 +577,14 @@ def _code(*ops: str) -> bytes:
 
 
 _F64_ZERO = f64_const_code(0.0)
-_I64_ZERO = bytes(Asm().i64_const(0).code)
 _ZERO_SAFE = {"zmul": _code("f64_mul"), "zdiv": _code("f64_div")}
 _IF_ZERO_SELECT = _F64_ZERO + _code("f64_eq", "select")  # [+0, x op y, x] -> x == 0 ? +0 : x op y
-_MASK_HEAD = _code("i64_reinterpret_f64") + _I64_ZERO  # [x op y] -> [bits(x op y), 0]
-_MASK_BY_NONZERO = _F64_ZERO + _code(
-    "f64_ne", "i64_extend_i32_u", "i64_sub", "i64_and", "f64_reinterpret_i64"
-)
-_MASKED = {prim: op + _MASK_HEAD for prim, op in _ZERO_SAFE.items()}
 _BITS = _code("i64_reinterpret_f64")
-_XOR_THEN_ZERO = _code("i64_xor") + _I64_ZERO
-_BLEND_BY_CONDITION = _code("i64_extend_i32_u", "i64_sub", "i64_and", "i64_xor", "f64_reinterpret_i64")
+_ZERO_GUARDED = {  # [x, y] -> [bits(x op y), 0]; then x, then _IF_NONZERO
+    prim: op + _BITS + bytes(Asm().i64_const(0).code) for prim, op in _ZERO_SAFE.items()
+}
+_IF_NONZERO = _F64_ZERO + _code("f64_ne", "select", "f64_reinterpret_i64")
+_SELECT_BITS = _code("select", "f64_reinterpret_i64")  # [bits(x), bits(y), c] -> c ? x : y
 
 _RULES = {
     "index": FunctionGen.op_index,

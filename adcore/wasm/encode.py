@@ -11,6 +11,7 @@ import functools
 import struct
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from itertools import groupby
 
 # --- scalar encodings -------------------------------------------------------------------------------
 
@@ -81,13 +82,7 @@ def section(section_id: int, payload: bytes) -> bytes:
 
 def locals_decl(local_types: Sequence[int]) -> bytes:
     """Run-length encode the declared (non-parameter) locals: [(count, type), ...]."""
-    runs: list[list[int]] = []
-    for t in local_types:
-        if runs and runs[-1][1] == t:
-            runs[-1][0] += 1
-        else:
-            runs.append([1, t])
-    return vec([uleb(count) + bytes([t]) for count, t in runs])
+    return vec([uleb(sum(1 for _ in run)) + bytes([t]) for t, run in groupby(local_types)])
 
 
 # --- opcodes ----------------------------------------------------------------------------------------

@@ -10,16 +10,15 @@ begins. This is linear-scan allocation run backwards, and it needs no separate l
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from ..ir import Var
-from ..types import Type
+from ..types import Real, Type
 from .encode import local_get_code, local_set_code, local_tee_code
 
 
 class Locals:
     """variable -> the code that reads it (`reads`): `local.get` of its local, or a load for a
-    variable kept in memory (`in_memory`, loaded by the code `load(where)`), which gets no local. A
+    variable kept in memory (`in_memory`: variable -> the code loading it), which gets no local. A
     variable enters `reads` at its last read, so `v in reads` tells whether anything after the
     current point reads v. A local is known by its `local.get` code, and `slots` gives its
     `local.set` code, the pool of free locals of its type and its `local.tee` code (parameters
@@ -29,8 +28,7 @@ class Locals:
         self,
         n_params: int,
         storage_type: Callable[[Type], int],
-        in_memory: dict[Var, Any],
-        load: Callable[[Any], bytes],
+        in_memory: dict[Var, bytes],
     ):
         self.n_params = n_params
         self.types: list[int] = []  # the declared locals' Wasm types, after the parameters
@@ -41,7 +39,7 @@ class Locals:
         self.kinds: dict[Type, tuple[int, list[bytes]]] = {}
         self.storage_type = storage_type
         self.in_memory = in_memory
-        self.load = load
+        self.real_pool = self.kind(Real)[1]  # the free locals nearly every variable takes from
 
     def fix(self, v: Var, idx: int) -> None:
         """v lives in local idx for the whole function (a parameter)."""
@@ -62,17 +60,19 @@ class Locals:
     def take(self, v: Var) -> bytes:
         """v is read here for the last time: give it a free local of its type (or its memory slot);
         returns the code that reads it."""
-        where = self.in_memory.get(v)
-        if where is not None:
-            code = self.reads[v] = self.load(where)
+        code = self.in_memory.get(v)
+        if code is not None:
+            self.reads[v] = code
             return code
-        kind = self.kinds.get(v.ty)
-        if kind is None:
-            wtype = self.storage_type(v.ty)
-            kind = self.kinds[v.ty] = (wtype, self.pools.setdefault(wtype, []))
-        wtype, pool = kind
+        wtype, pool = self.kinds.get(v.ty) or self.kind(v.ty)
         code = self.reads[v] = pool.pop() if pool else self.new_pooled(wtype)
         return code
+
+    def kind(self, t: Type) -> tuple[int, list[bytes]]:
+        """t's Wasm type and the pool of free locals of that type."""
+        wtype = self.storage_type(t)
+        kind = self.kinds[t] = (wtype, self.pools.setdefault(wtype, []))
+        return kind
 
     def release(self, v: Var) -> None:
         """v is defined here: before this point its local is free (v keeps it in `reads`, for the

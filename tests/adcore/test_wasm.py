@@ -214,8 +214,8 @@ def test_wide_calls_keep_arguments_and_results_in_memory() -> None:
 
 def test_zero_guarded_products_agree_bit_for_bit_in_and_out_of_loops() -> None:
     """zmul/zdiv (derivative code's 0 * anything = 0) and float selects are lowered two ways, with a
-    branch inside loops and with bit masks in straight-line code: both must match the interpreter's
-    IEEE results, signs of zero included."""
+    branch inside loops and with integer selects on the bits in straight-line code: both must match
+    the interpreter's IEEE results, signs of zero included."""
     from adcore.interpreter import Interpreter
     from adcore.ir import Block, Eqn, Function, Var
     from adcore.types import VecT
