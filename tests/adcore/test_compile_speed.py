@@ -8,7 +8,7 @@ import random
 import pytest
 
 import adcore
-from adcore import Real, Vec, fn, interp, vjp
+from adcore import Int, Real, Vec, fn, interp, vjp
 from adcore import math as am
 from adcore.gc_pause import gc_paused
 from adcore.wasm import emit
@@ -121,3 +121,21 @@ def test_dead_straight_line_code_emits_nothing() -> None:
     assert len(b.ir.body.eqns) == len(a.ir.body.eqns) + 5  # the dead work is in the IR
     assert build_module(b.ir)[0] == build_module(a.ir)[0]
     assert Compiled(b)(0.4, 2.0) == interp(a)(0.4, 2.0)
+
+
+def test_a_wide_functions_array_and_integer_parameters_load_as_addresses_and_integers() -> None:
+    """A wide function's parameters are read from its buffer: reals as f64, arrays (their address)
+    and integers as i32. Parameters of every kind, in slots spread over the buffer, must give the
+    interpreter's values (by hand here: a weighted sum)."""
+    n = 230  # over the parameter limit: the callee takes its arguments through memory
+
+    def weighted(*a):
+        return adcore.sum([a[k] * (k + 1) for k in range(n)]) + a[n][2] * 1000.0 + adcore.to_real(a[n + 1])
+
+    inner = fn([Real] * n + [Vec(3, Real), Int], Real, weighted)
+    outer = fn([Vec(3, Real), Int], Real, lambda v, i: inner(*[v[k % 3] for k in range(n)], v, i))
+    assert spilled(inner.ir)
+    v, i = [0.5, -1.25, 2.0], 7
+    expected = sum([v[k % 3] * (k + 1) for k in range(n)]) + v[2] * 1000.0 + i  # by hand
+    assert Compiled(outer)(v, i) == pytest.approx(expected, rel=1e-14)
+    assert Compiled(outer)(v, i) == interp(outer)(v, i)
