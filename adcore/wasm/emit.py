@@ -13,8 +13,6 @@ region of the frame (`emit_memory.py`).
 
 from __future__ import annotations
 
-from itertools import repeat
-
 from ..ir import Atom, Block, Eqn, Function, Lit, Var, call_graph, callees
 from ..linearity import free_vars
 from ..types import Bool, Int, Real, RefT, Type, VecT
@@ -80,8 +78,8 @@ class FunctionGen(MemoryRules):
         # Variables that stay in memory and are loaded where used: a wide function's parameters (in
         # its buffer, in local 0) and the scalar results of a wide call made at top level (in the
         # call's buffer, which nothing overwrites before the function returns; `in_memory` gives
-        # their buffer and offset). Thousands of them held in locals would be spilled anyway.
-        self.in_memory: dict[Var, tuple[int, int]] = {}
+        # their address). Thousands of them held in locals would be spilled anyway.
+        self.in_memory: dict[Var, int] = {}
         self.call_buffers: dict[int, int] = {}  # id of a wide call at top level -> its buffer
         loads: dict[Var, bytes] = {}  # the code loading each of them
         wide_calls = any(spilled(g) for g in callees(f))
@@ -91,8 +89,8 @@ class FunctionGen(MemoryRules):
                 buffer = self.call_buffers[id(e)] = self.alloc(8 * buffer_slots(g))
                 scalars = [o for o in e.outs if o.ty is Real or not is_array(o.ty)]
                 first = len(g.params) + len(e.outs) - len(scalars)
-                offsets = range(8 * first, 8 * (first + len(scalars)), 8)
-                self.in_memory.update(zip(scalars, zip(repeat(buffer), offsets)))
+                start = buffer + 8 * first
+                self.in_memory.update(zip(scalars, range(start, start + 8 * len(scalars), 8)))
                 base = i32_const_code(buffer)
                 loads.update(
                     (o, base + (_F64_LOAD if o.ty is Real else _I32_LOAD) + u)
@@ -170,8 +168,7 @@ class FunctionGen(MemoryRules):
 
     def slot_address(self, a: Atom) -> int | None:
         """The static address of the 8-byte slot holding a, if a lives in a call's buffer."""
-        where = self.in_memory.get(a) if a.__class__ is Var else None  # type: ignore[call-overload]
-        return None if where is None else where[0] + where[1]
+        return self.in_memory.get(a) if a.__class__ is Var else None  # type: ignore[call-overload]
 
     def set(self, v: Var) -> None:
         self.asm.code += self.locals.write(v)
@@ -538,14 +535,17 @@ def _slot_offsets(first: int, n: int) -> list[bytes]:
     return _SLOT_OFFSETS[first : first + n]
 
 
+def _slot_codes(cache: list[bytes], prefix: bytes, n: int) -> list[bytes]:
+    """`cache`, made to hold at least n codes: prefix + the encoded offset of slot k, for each k."""
+    have = len(cache)
+    if have < n:
+        cache.extend(prefix + u for u in _slot_offsets(have, n - have))
+    return cache
+
+
 def _buffer_loads(params: tuple[Var, ...]) -> list[bytes]:
     """The code loading each parameter from the buffer in local 0 (an array as its address)."""
-    n = len(params)
-    if len(_REAL_LOADS) < n:
-        _REAL_LOADS.extend(
-            _LOCAL_0 + _F64_LOAD + u for u in _slot_offsets(len(_REAL_LOADS), n - len(_REAL_LOADS))
-        )
-    codes = _REAL_LOADS[:n]
+    codes = _slot_codes(_REAL_LOADS, _LOCAL_0 + _F64_LOAD, len(params))[: len(params)]
     for k, p in enumerate(params):
         if p.ty is not Real:
             codes[k] = _LOCAL_0 + _I32_LOAD + uleb(8 * k)
@@ -555,11 +555,7 @@ def _buffer_loads(params: tuple[Var, ...]) -> list[bytes]:
 def _real_store(offset: int) -> bytes:
     """f64.store at an offset that is a multiple of 8."""
     k = offset >> 3
-    if len(_REAL_STORES) <= k:
-        _REAL_STORES.extend(
-            _F64_STORE + u for u in _slot_offsets(len(_REAL_STORES), k + 1 - len(_REAL_STORES))
-        )
-    return _REAL_STORES[k]
+    return _slot_codes(_REAL_STORES, _F64_STORE, k + 1)[k]
 
 
 _F64_LOAD, _I32_LOAD, _F64_STORE, _I32_STORE = b"\x2b\x03", b"\x28\x02", b"\x39\x03", b"\x36\x02"
