@@ -182,20 +182,40 @@ def count_goals(goals: Sequence[Goal], kind: str) -> int:
 
 @dataclass
 class Unknowns:
-    """The optimization inputs: initial values, names, and the stages in which each one varies."""
+    """The optimization inputs: initial values, names, the stages in which each one varies, and the
+    uniform range each was sampled from (None for a value the Style fixed, or a color), from which a
+    multi-start portfolio draws other initial states."""
 
     x0: list[float] = field(default_factory=list)
     names: list[str] = field(default_factory=list)
     stages: list[tuple[tuple[str, ...], bool]] = field(default_factory=list)  # (stages, exclude) as for goals
+    ranges: list[tuple[float, float] | None] = field(default_factory=list)
 
-    def add(self, value: float, name: str, stages: tuple[str, ...] = (), exclude: bool = True) -> int:
+    def add(
+        self,
+        value: float,
+        name: str,
+        stages: tuple[str, ...] = (),
+        exclude: bool = True,
+        sampled_from: tuple[float, float] | None = None,
+    ) -> int:
         self.x0.append(float(value))
         self.names.append(name)
         self.stages.append((stages, exclude))
+        self.ranges.append(sampled_from)
         return len(self.x0) - 1
 
     def varying_mask(self, stage: str) -> np.ndarray:
         return np.array([(stage in s) != ex for s, ex in self.stages], dtype=bool)
+
+    def resample(self, rng: np.random.Generator) -> np.ndarray:
+        """Another initial state: every sampled unknown drawn again from its range, the rest as x0."""
+        x = np.array(self.x0, dtype=np.float64)
+        draws = rng.random(len(x))  # one draw per unknown, so each unknown's value is independent of others'
+        for i, r in enumerate(self.ranges):
+            if r is not None:
+                x[i] = r[0] + draws[i] * max(r[1] - r[0], 0.0)
+        return x
 
 
 @dataclass

@@ -151,6 +151,7 @@ class OptimizeResult:
     evaluations: int  # energy+gradient evaluations (Penrose's nGradEvals counts these)
     ep_rounds: int  # of the last stage that ran (Penrose reports its final state's EPround)
     energy: float  # φ at x for the last stage that ran, at its final weight
+    objective_energy: float  # the objectives' part of `energy` (the rest is the constraint penalty)
     goals: Sequence[GoalReport]
     max_constraint_violation: float  # largest constraint value (0.0 when there are none)
     n_violated: int  # constraints with value > SATISFIED_TOLERANCE
@@ -351,6 +352,7 @@ def optimize(
     final = problem.stages[ran - 1] if problem.stages else None
     values = goals.values[1]
     constraint_values = values[final.constraints] if final is not None else values
+    objective_values = goals.values[0][final.objectives] if final is not None else goals.values[0]
     overall = next((r.status for r in stage_reports if r.status != "EPConverged"), "EPConverged")
     return OptimizeResult(
         x=x,
@@ -360,6 +362,7 @@ def optimize(
         evaluations=budget.evaluations,
         ep_rounds=last.ep_rounds if last else 0,
         energy=last.energy if last else float("nan"),
+        objective_energy=float(objective_values.sum()),
         goals=goals,
         max_constraint_violation=float(constraint_values.max()) if constraint_values.size else 0.0,
         n_violated=int(np.count_nonzero(constraint_values > SATISFIED_TOLERANCE)),

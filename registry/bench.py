@@ -15,6 +15,7 @@ repo root) and the Penrose results to ``penrose-reference/results.jsonl`` beside
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import functools
 import importlib
 import json
@@ -156,6 +157,22 @@ def run_batch(
     return store.rows
 
 
+Entry = TrioSpec | TrioLoadFailure
+
+
+def with_variations(entries: Sequence[Entry], n: int) -> list[Entry]:
+    """Every trio over ``n`` variations: its own under its key, then ``{variation}~{i}`` under the key
+    ``{key}@{i}`` (both systems get the same list, so their rows pair up by key)."""
+    out: list[Entry] = []
+    for e in entries:
+        out.append(e)
+        if isinstance(e, TrioSpec):
+            for i in range(1, n):
+                key = f"{e.key}{report.VARIATION_MARK}{i}"
+                out.append(dataclasses.replace(e, key=key, variation=f"{e.variation}~{i}"))
+    return out
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m registry.bench", description=__doc__.split("\n")[0])
     p.add_argument("--registry", type=Path, help="registry folder (default: ../shared/penrose-registry)")
@@ -171,6 +188,18 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--penrose-dir", type=Path, help="Node runner folder (default registry/penrose_runner)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--task", default="registry.runner:pipeline_task", help="task to run, module:function")
+    p.add_argument(
+        "--starts",
+        type=int,
+        help="multi-start count of our layouts (default: the pipeline's; 1 = a single start, as Penrose)",
+    )
+    p.add_argument(
+        "--variations",
+        type=int,
+        default=1,
+        help="run every trio over N variations (its own, then derived ones) and report how often each"
+        " system reaches a good layout",
+    )
     return p
 
 
@@ -197,9 +226,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    if args.jobs < 1:
-        print(f"error: --jobs must be at least 1, got {args.jobs}", file=sys.stderr)
-        return 2
+    for name in ("jobs", "variations", "starts"):
+        value = getattr(args, name)
+        if value is not None and value < 1:
+            print(f"error: --{name} must be at least 1, got {value}", file=sys.stderr)
+            return 2
+    if args.starts is not None:
+        task = functools.partial(task, starts=args.starts)
     try:
         entries = load_registry_entries(registry_dir, args.only)
     except TrioError as err:
@@ -208,6 +241,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not entries:
         print(f"error: no registry key in {registry_dir} matches --only {args.only!r}", file=sys.stderr)
         return 2
+    entries = with_variations(entries, args.variations)
     penrose_task = None
     if args.run_penrose:
         from registry import penrose_task as penrose

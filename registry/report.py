@@ -1,9 +1,17 @@
 """Reports of a batch run beside Penrose's results: ``report.md`` and a self-contained ``report.html``.
 
-Both give counts by status, quartiles of each time, per-trio time ratios (ours / Penrose's, over
-trios both ran ``ok``) and their quartiles, layout quality (``maxConstrViolation``, ``nViolated``)
-next to Penrose's, and a gallery of our SVG beside Penrose's for every trio (linked by relative
-path). The HTML inlines two charts drawn here as SVG: a log-log scatter of our total time against
+Both open with a one-line verdict, then give counts by status, quartiles of each time, per-trio time
+ratios (ours / Penrose's, over trios both ran ``ok``) and their quartiles, layout quality next to
+Penrose's, and a gallery of our SVG beside Penrose's: first every trio judged worse, then all.
+
+Layout quality is judged by the final energy (objectives plus constraint penalty, the quantity both
+optimizers minimize): ours is *worse* when it exceeds Penrose's by more than ``max(1, 0.1·|Penrose's|)``,
+*better* when it is below by as much, else the *same* (:func:`verdict`). A run over several
+variations (keys ``{key}@{i}``, see ``registry.bench --variations``) also reports, per trio, how
+often each system reached a *good* layout: an energy within that margin of Penrose's median energy
+over the variations (the reference row's energy when Penrose did not run them here).
+
+The HTML inlines two charts drawn here as SVG: a log-log scatter of our total time against
 Penrose's, and a histogram of the ratios on a log scale (``report.md`` links the same charts as
 ``scatter.svg`` and ``ratios.svg``).
 """
@@ -26,6 +34,8 @@ from registry.trios import svg_name
 Row = dict[str, Any]
 TIMES = ("compileMs", "optimizeMs", "compileMs+optimizeMs", "renderMs", "totalMs")
 VIOLATION_TOLERANCE = 1e-3  # Penrose's results count a constraint violated above this
+VARIATION_MARK = "@"  # `{key}@{i}`: the trio `key` under its i-th derived variation
+Verdict = str  # "worse", "same" or "better"
 
 
 def load_rows(path: Path) -> list[Row]:
@@ -76,6 +86,60 @@ class Pair:
         if a is None or b is None or a <= 0 or b <= 0:
             return None
         return a / b
+
+
+def energy_margin(reference: float) -> float:
+    """How far an energy may stray from Penrose's and still count as the same quality."""
+    return max(1.0, 0.1 * abs(reference))
+
+
+def verdict(ours: Row | None, penrose: Row | None) -> Verdict | None:
+    """Our layout against Penrose's by final energy; None unless both ran ok with an energy."""
+    if not ours or not penrose or ours.get("status") != "ok" or penrose.get("status") != "ok":
+        return None
+    a, b = ours.get("energy"), penrose.get("energy")
+    if a is None or b is None:
+        return None
+    if a > b + energy_margin(b):
+        return "worse"
+    return "better" if a < b - energy_margin(b) else "same"
+
+
+def base_key(key: str) -> str:
+    return key.split(VARIATION_MARK, 1)[0]
+
+
+@dataclass(frozen=True)
+class VariationRate:
+    key: str
+    runs: int
+    bar: float  # the energy a good layout reaches: Penrose's median over the variations
+    ours_good: int
+    penrose_good: int | None  # None when Penrose did not run the variations here
+    penrose_runs: int
+
+
+def variation_rates(ours: Sequence[Row], penrose: Sequence[Row]) -> list[VariationRate]:
+    """Per trio run over several variations: how many of each system's layouts are good."""
+    groups: dict[str, tuple[list[Row], list[Row]]] = {}
+    for side, rows in enumerate((ours, penrose)):
+        for row in rows:
+            groups.setdefault(base_key(row["key"]), ([], []))[side].append(row)
+    rates = []
+    for key, (mine, theirs) in sorted(groups.items()):
+        ran_here = any(VARIATION_MARK in r["key"] for r in theirs)
+        energies = [r["energy"] for r in theirs if r.get("status") == "ok" and r.get("energy") is not None]
+        if not mine or not energies or len(mine) < 2:
+            continue
+        bar = statistics.median(energies)
+
+        def good(rows: Sequence[Row], bar: float = bar) -> int:
+            ok = [r for r in rows if r.get("status") == "ok" and r.get("energy") is not None]
+            return sum(r["energy"] <= bar + energy_margin(bar) for r in ok)
+
+        penrose_good = good(theirs) if ran_here else None
+        rates.append(VariationRate(key, len(mine), bar, good(mine), penrose_good, len(theirs)))
+    return rates
 
 
 def pair_rows(ours: Sequence[Row], penrose: Sequence[Row]) -> list[Pair]:
@@ -219,18 +283,48 @@ def summary_tables(pairs: Sequence[Pair]) -> list[tuple[str, Summary]]:
         ok = [r for r in rows if r["status"] == "ok" and r.get("nViolated") is not None]
         return f"{sum(r['nViolated'] == 0 for r in ok)} of {len(ok)}"
 
+    verdicts = Counter(v for p in pairs if (v := verdict(p.ours, p.penrose)) is not None)
     quality = Summary(
         ["layout quality (ok trios)", "ours", "Penrose"],
-        [[f"no constraint above {VIOLATION_TOLERANCE:g}", satisfied(ours), satisfied(theirs)]],
-    )
+        [
+            [f"no constraint above {VIOLATION_TOLERANCE:g}", satisfied(ours), satisfied(theirs)],
+            *([f"final energy {VERDICT_TEXT[v]}", str(verdicts[v]), ""] for v in ("worse", "same", "better")),
+        ],
+    )  # fmt: skip
     return [("Status counts", counts), ("Times", times), ("Layout quality", quality)]
 
 
-COMPARED = ("totalMs", "optimizeMs", "compileMs", "maxConstrViolation", "nViolated", "nGradEvals", "EProunds")
+VERDICT_TEXT = {"worse": "worse than Penrose's", "same": "as Penrose's", "better": "better than Penrose's"}
+
+
+def headline(pairs: Sequence[Pair]) -> str:
+    """The one line a reader needs: how many layouts are worse, the same, better; constraints; time."""
+    verdicts = Counter(v for p in pairs if (v := verdict(p.ours, p.penrose)) is not None)
+    ok = [p.ours for p in pairs if p.ours and p.ours["status"] == "ok"]
+    theirs = [p.penrose for p in pairs if p.penrose and p.penrose["status"] == "ok"]
+    mine, penrose = (sum(r.get("nViolated") == 0 for r in rows) for rows in (ok, theirs))
+    ratio = quartiles([r for p in pairs if (r := p.ratio("compileMs+optimizeMs")) is not None])
+    median = f"{ratio[1]:.3g}" if ratio else "–"
+    return (
+        f"Of {sum(verdicts.values())} trios both ran, our final energy is worse than Penrose's on "
+        f"{verdicts['worse']}, the same on {verdicts['same']} and better on {verdicts['better']}; "
+        f"constraints satisfied on {mine} of {len(ok)} (Penrose {penrose} of {len(theirs)}); "
+        f"compile+optimize time, ours / Penrose's, median {median}."
+    )
+
+
+COMPARED = (
+    "energy", "totalMs", "optimizeMs", "compileMs", "maxConstrViolation", "nViolated", "nGradEvals",
+    "EProunds",
+)  # fmt: skip
 PER_TRIO_HEADER = [
     "key",
     "status",
     "Penrose status",
+    "verdict",
+    "objective energy",
+    "constraint energy",
+    "starts (chosen)",
     "totalMs ratio",
     *(name for field in COMPARED for name in (field, f"Penrose {field}")),
     "error",
@@ -242,7 +336,10 @@ def per_trio_rows(pairs: Sequence[Pair]) -> list[list[str]]:
     for p in pairs:
         ours, theirs = p.ours or {}, p.penrose or {}
         error = (ours.get("error") or "").strip().splitlines()
-        row = [p.key, _fmt(ours.get("status")), _fmt(theirs.get("status")), _fmt(p.ratio("totalMs"))]
+        starts = f"{ours['starts']} ({ours.get('chosenStart')})" if ours.get("starts") else "–"
+        row = [p.key, _fmt(ours.get("status")), _fmt(theirs.get("status")), verdict(p.ours, p.penrose) or "–"]
+        row += [_fmt(ours.get("objectiveEnergy")), _fmt(ours.get("constraintEnergy")), starts]
+        row.append(_fmt(p.ratio("totalMs")))
         row += [_fmt(side.get(field)) for field in COMPARED for side in (ours, theirs)]
         row.append(error[0][:120] if error else "")
         table.append(row)
@@ -251,6 +348,27 @@ def per_trio_rows(pairs: Sequence[Pair]) -> list[list[str]]:
 
 # ---------------------------------------------------------------------------------------------
 # The two documents.
+
+
+def variation_table(rates: Sequence[VariationRate]) -> Summary:
+    def share(good: int | None, runs: int) -> str:
+        return "–" if good is None else f"{good}/{runs}"
+
+    return Summary(
+        ["trio", "good-layout energy (Penrose's median)", "ours good", "Penrose good"],
+        [
+            [r.key, _fmt(r.bar), share(r.ours_good, r.runs), share(r.penrose_good, r.penrose_runs)]
+            for r in rates
+        ],
+    )
+
+
+def _caption(p: Pair) -> str:
+    """Status, and the two energies when both ran."""
+    status = p.ours["status"] if p.ours else "–"
+    if verdict(p.ours, p.penrose) is None:
+        return status
+    return f"{status}; energy {_fmt(p.ours['energy'])} against Penrose's {_fmt(p.penrose['energy'])}"  # type: ignore[index]
 
 
 def _md_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
@@ -287,7 +405,12 @@ def write_reports(
     (out_dir / "scatter.svg").write_text(scatter, encoding="utf-8")
     (out_dir / "ratios.svg").write_text(histogram, encoding="utf-8")
     tables = summary_tables(pairs)
+    rates = variation_rates(rows, penrose_rows)
+    if rates:
+        tables.append(("Good layouts across variations", variation_table(rates)))
     trio_rows = per_trio_rows(pairs)
+    worse = [p for p in pairs if verdict(p.ours, p.penrose) == "worse"]
+    line = headline(pairs)
 
     def images(key: str) -> tuple[str | None, str | None]:
         ours = out_dir / "svg" / svg_name(key)
@@ -297,18 +420,20 @@ def write_reports(
             _link(theirs, out_dir) if theirs is not None and theirs.is_file() else None,
         )
 
-    md = [f"# Registry benchmark: {len(rows)} trios", ""]
+    md = [f"# Registry benchmark: {len(rows)} trios", "", f"**{line}**", ""]
     for title, summary in tables:
         md += [f"## {title}", "", _md_table(summary.header, summary.rows), ""]
     md += ["## Our totalMs against Penrose's", "", "![scatter](scatter.svg) ![ratios](ratios.svg)", ""]
-    md += ["## Per trio", "", _md_table(PER_TRIO_HEADER, trio_rows), "", "## Gallery (ours | Penrose)", ""]
-    for p in pairs:
-        ours, theirs = images(p.key)
-        cells = [
-            f"![ours]({ours})" if ours else "(no SVG)",
-            f"![Penrose]({theirs})" if theirs else "(no SVG)",
-        ]
-        md.append(f"**{p.key}** ({p.ours['status'] if p.ours else '–'})\n\n{cells[0]} {cells[1]}\n")
+    md += ["## Per trio", "", _md_table(PER_TRIO_HEADER, trio_rows), ""]
+    for title, shown in ((f"Worse than Penrose ({len(worse)})", worse), ("Gallery (ours | Penrose)", pairs)):
+        md += [f"## {title}", ""]
+        for p in shown:
+            ours, theirs = images(p.key)
+            cells = [
+                f"![ours]({ours})" if ours else "(no SVG)",
+                f"![Penrose]({theirs})" if theirs else "(no SVG)",
+            ]
+            md.append(f"**{p.key}** ({_caption(p)})\n\n{cells[0]} {cells[1]}\n")
     (out_dir / "report.md").write_text("\n".join(md), encoding="utf-8")
 
     style = ("body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;font-size:12px}"
@@ -316,23 +441,26 @@ def write_reports(
              ".g{display:flex;gap:1em;align-items:flex-start;margin-bottom:1.5em}"
              ".g img{max-width:420px;max-height:420px;border:1px solid #ddd}")  # fmt: skip
     doc = [f"<!doctype html><html><head><meta charset='utf-8'><title>Registry benchmark</title>"
-           f"<style>{style}</style></head><body><h1>Registry benchmark: {len(rows)} trios</h1>"]  # fmt: skip
+           f"<style>{style}</style></head><body><h1>Registry benchmark: {len(rows)} trios</h1>"
+           f"<p class='headline'><b>{html.escape(line)}</b></p>"]  # fmt: skip
     for title, summary in tables:
         doc.append(f"<h2>{html.escape(title)}</h2>{_html_table(summary.header, summary.rows)}")
     doc.append(f"<h2>Our totalMs against Penrose's</h2><div class='g'>{scatter}{histogram}</div>")
-    doc.append(f"<h2>Per trio</h2>{_html_table(PER_TRIO_HEADER, trio_rows)}<h2>Gallery (ours | Penrose)</h2>")
-    for p in pairs:
-        ours, theirs = images(p.key)
-        figures = "".join(
-            f"<figure><img src='{html.escape(src)}' alt='{who}'><figcaption>{who}</figcaption></figure>"
-            if src
-            else f"<figure>(no SVG)<figcaption>{who}</figcaption></figure>"
-            for who, src in (("ours", ours), ("Penrose", theirs))
-        )
-        status = html.escape(p.ours["status"]) if p.ours else "–"
-        doc.append(
-            f"<h3 id='{html.escape(p.key)}'>{html.escape(p.key)} ({status})</h3>"
-            f"<div class='g'>{figures}</div>"
-        )
+    doc.append(f"<h2>Per trio</h2>{_html_table(PER_TRIO_HEADER, trio_rows)}")
+    for title, shown, anchor in (
+        (f"Worse than Penrose ({len(worse)})", worse, "worse-"),
+        ("Gallery (ours | Penrose)", pairs, ""),
+    ):
+        doc.append(f"<h2>{html.escape(title)}</h2>")
+        for p in shown:
+            ours, theirs = images(p.key)
+            figures = "".join(
+                f"<figure><img src='{html.escape(src)}' alt='{who}'><figcaption>{who}</figcaption></figure>"
+                if src
+                else f"<figure>(no SVG)<figcaption>{who}</figcaption></figure>"
+                for who, src in (("ours", ours), ("Penrose", theirs))
+            )
+            key, caption = html.escape(p.key), html.escape(_caption(p))
+            doc.append(f"<h3 id='{anchor}{key}'>{key} ({caption})</h3><div class='g'>{figures}</div>")
     doc.append("</body></html>")
     (out_dir / "report.html").write_text("".join(doc), encoding="utf-8")

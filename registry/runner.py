@@ -52,23 +52,24 @@ _LOG_TAIL = 2000
 _SINGLE_THREADED = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 
-def pipeline_task(trio: TrioSpec, timeout: float | None) -> Row:
-    """The real task: compile, optimize and render one trio through the service pipeline."""
+def pipeline_task(trio: TrioSpec, timeout: float | None, starts: int | None = None) -> Row:
+    """The real task: compile, optimize and render one trio through the service pipeline
+    (``starts``: the multi-start count, None for the pipeline's default)."""
     from service.pipeline import run_trio, warm_up  # imported in the worker only
 
     warm_up()  # process start-up work, before the trio's own timings begin
-    return run_trio(trio, timeout=timeout)
+    return run_trio(trio, timeout=timeout, starts=starts)
 
 
-def warm_pipeline_task(trio: TrioSpec, timeout: float | None) -> Row:
+def warm_pipeline_task(trio: TrioSpec, timeout: float | None, starts: int | None = None) -> Row:
     """The trio twice in one worker; the row of the second run, whose compiled energy comes from the
     structure cache (what a service pays for a repeated diagram).
     Run with `--task registry.runner:warm_pipeline_task`."""
     from service.pipeline import run_trio, warm_up
 
     warm_up()
-    run_trio(trio, timeout=timeout)
-    return run_trio(trio, timeout=timeout)
+    run_trio(trio, timeout=timeout, starts=starts)
+    return run_trio(trio, timeout=timeout, starts=starts)
 
 
 def finish_row(row: Row, trio_key: str, trio_name: str | None) -> Row:

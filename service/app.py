@@ -143,7 +143,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def render_diagram(body: DiagramRequest, request: Request) -> Response:
         request_id = request.scope.get("state", {}).get("request_id", "-")
         style = body.style_text()
-        key = request_key(body.domain, body.substance, style, body.variation, body.excludeWarnings)
+        trio = (body.domain, body.substance, style, body.variation, body.excludeWarnings)
+        key = request_key(*trio, body.starts, body.startSeconds)
         want_json = wants_json(request.headers.get("accept"))
         outcome = cache.get(key)
         if outcome is not None and want_json and outcome["ok"] and "goals" not in outcome["report"]:
@@ -159,6 +160,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 "style": style,
                 "variation": body.variation,
                 "excludeWarnings": body.excludeWarnings,
+                "starts": body.starts,
+                "startSeconds": body.startSeconds,
                 "timeLimit": settings.time_limit,
                 "goals": want_json,  # the goal list costs seconds for huge diagrams: only for JSON
             }

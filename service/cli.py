@@ -160,7 +160,7 @@ def cmd_render(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
     from energies.lang.errors import DiagramError
 
     from .layout_job import report_of
-    from .pipeline import LayoutError, render_trio, trio_image_resolver
+    from .pipeline import LayoutError, portfolio_settings, render_trio, trio_image_resolver
     from .render import RenderError
 
     given = [args.trio is not None, args.example is not None, any((args.domain, args.substance, args.style))]
@@ -192,6 +192,7 @@ def cmd_render(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
             time_limit=args.time_limit,
             resolve_image=trio_image_resolver(inputs.base_dir, *inputs.style_dirs),
             on_progress=progress_printer(sys.stderr) if tty else None,
+            portfolio=portfolio_settings(args.starts, args.start_seconds),
         )
     except DiagramError as e:
         print(format_diagram_error(e, inputs), file=sys.stderr)
@@ -245,6 +246,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m service", description="Penrose-style diagrams to SVG")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -259,6 +270,17 @@ def build_parser() -> argparse.ArgumentParser:
     render.add_argument("--report", help="also write the JSON report here")
     render.add_argument("--variation", help="seed of the random initial state (overrides the trio's)")
     render.add_argument("--time-limit", type=float, default=60.0, help="seconds (default 60)")
+    render.add_argument(
+        "--starts",
+        type=positive_int,
+        help="initial states to try, keeping the best layout (default 6; 1 is Penrose's single run)",
+    )
+    render.add_argument(
+        "--start-seconds",
+        type=float,
+        help="seconds for the starts after the first (default: no budget; a cut makes the layout"
+        " machine-dependent)",
+    )
 
     serve = sub.add_parser("serve", help="serve the HTTP API and the playground")
     serve.add_argument("--host", default=os.environ.get("PENROSE_HOST", "127.0.0.1"))

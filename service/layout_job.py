@@ -68,7 +68,7 @@ def report_of(rendering: Any, goals: bool = True) -> dict[str, Any]:
 def run_layout(job: dict[str, Any]) -> dict[str, Any]:
     """Render one request (already validated) and classify every way it can end."""
     from energies.lang.errors import DiagramError
-    from service.pipeline import LayoutError, render_trio
+    from service.pipeline import LayoutError, portfolio_settings, render_trio
     from service.render import RenderError
 
     try:
@@ -80,6 +80,7 @@ def run_layout(job: dict[str, Any]) -> dict[str, Any]:
             tuple(job.get("excludeWarnings", ())),
             time_limit=float(job["timeLimit"]),
             resolve_image=None,
+            portfolio=portfolio_settings(job.get("starts"), job.get("startSeconds")),
         )
     except DiagramError as e:
         diagnostics = diagnostics_of(e)

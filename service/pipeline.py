@@ -24,7 +24,8 @@ from adcore.runtime import WasmTimeout, WasmTrap
 from energies.compile import compile_problem
 from energies.diagram import Diagram, ShapeInstance, count_goals
 from energies.expr import evaluate
-from energies.optimize import OptimizeError, OptimizeResult, optimize
+from energies.optimize import OptimizeError, OptimizeResult
+from energies.portfolio import PortfolioResult, PortfolioSettings, optimize_portfolio, portfolio_starts
 from energies.shapes import SHAPE_TYPES, Canvas, Color, PropType, Shape
 
 from .render import render_svg
@@ -74,6 +75,7 @@ class Rendering:
     optimization: OptimizeResult
     timings: dict[str, float] = field(default_factory=dict)  # milliseconds: compile, optimize, render, total
     cache_hit: bool = False
+    portfolio: PortfolioResult | None = None
 
     @property
     def warnings(self) -> list[str]:
@@ -95,6 +97,17 @@ class Rendering:
             "timings": dict(self.timings),
             "cacheHit": self.cache_hit,
         }
+        if self.portfolio is not None:
+            p = self.portfolio
+            report["portfolio"] = {
+                "chosen": p.chosen,
+                "stopped": p.stopped,
+                "cutShort": p.cut_short,
+                "starts": [
+                    {"energy": s.energy, "nViolated": s.n_violated, "evaluations": s.evaluations}
+                    for s in p.starts
+                ],
+            }
         if goals:
             report["goals"] = [
                 {"name": g.name, "kind": g.kind, "value": g.value, "satisfied": g.satisfied}
@@ -104,6 +117,12 @@ class Rendering:
 
 
 ImageResolver = Callable[[str], str | None]
+
+
+def portfolio_settings(starts: int | None = None, seconds: float | None = None) -> PortfolioSettings:
+    """The multi-start settings of a request: the defaults, with what the caller gave."""
+    default = PortfolioSettings()
+    return PortfolioSettings(starts or default.starts, default.max_evaluations, seconds)
 
 
 def warm_up() -> None:
@@ -169,7 +188,11 @@ def render_trio(
     max_iterations: int = 100_000,
     resolve_image: ImageResolver | None = None,
     on_progress: Callable[[Any], None] | None = None,
+    portfolio: PortfolioSettings | None = None,
 ) -> Rendering:
+    """Lay out and render a trio. `portfolio` sets the multi-start search (energies.portfolio); its
+    default runs several starts within an evaluation budget, and `PortfolioSettings(starts=1)` is a
+    single run from the variation's initial state, as Penrose's."""
     from energies.diagram_build import build_diagram
 
     # Style values can be expression chains thousands deep (iterated constructions, fractals); the
@@ -188,13 +211,16 @@ def render_trio(
     t1 = time.perf_counter()
     try:
         remaining = max(0.1, time_limit - (t1 - t0))
-        result = optimize(
+        settings = portfolio or PortfolioSettings()
+        found = optimize_portfolio(
             problem,
-            np.array(diagram.unknowns.x0, dtype=float),
+            portfolio_starts(diagram.unknowns, variation, settings.starts),
+            settings=settings,
             max_iters=max_iterations,
             time_limit=remaining,
             on_progress=on_progress,
         )
+        result = found.best
     except OptimizeError as e:
         raise LayoutError("nan", str(e), e.goal) from e
     except WasmTimeout as e:
@@ -213,7 +239,7 @@ def render_trio(
         "render": (t3 - t2) * 1e3,
         "total": (t3 - t0) * 1e3,
     }
-    return Rendering(svg, diagram, result, timings, problem.cache_hit)
+    return Rendering(svg, diagram, result, timings, problem.cache_hit, found)
 
 
 # -- from evaluated properties to the renderer's values ------------------------------------------------
@@ -287,7 +313,9 @@ def trio_image_resolver(base_dir: Any, *style_dirs: Any) -> ImageResolver:
     return resolve
 
 
-def run_trio(trio: Any, *, variation: str | None = None, timeout: float | None = None) -> dict[str, Any]:
+def run_trio(
+    trio: Any, *, variation: str | None = None, timeout: float | None = None, starts: int | None = None
+) -> dict[str, Any]:
     """One registry trio through the pipeline, as a row of the benchmark's fields (plus its SVG)."""
     from energies.lang.errors import DiagramError
 
@@ -302,6 +330,7 @@ def run_trio(trio: Any, *, variation: str | None = None, timeout: float | None =
             trio.exclude_warnings,
             time_limit=timeout or 60.0,
             resolve_image=trio_image_resolver(trio.base_dir, *trio.style_dirs),
+            portfolio=portfolio_settings(starts),
         )
     except DiagramError as e:
         return {
@@ -313,14 +342,24 @@ def run_trio(trio: Any, *, variation: str | None = None, timeout: float | None =
     except LayoutError as e:
         return {**row, "status": e.status, "error": str(e), "totalMs": (time.perf_counter() - t0) * 1e3}
     opt = r.optimization
+    portfolio = r.portfolio
+    assert portfolio is not None
     return {
         **row,
         "status": "ok",
+        "variation": r.diagram.variation,
+        "objectiveEnergy": opt.objective_energy,
+        "constraintEnergy": opt.energy - opt.objective_energy,
+        "optStatus": opt.status,
+        "starts": len(portfolio.starts),
+        "chosenStart": portfolio.chosen,
+        "startsStopped": portfolio.stopped,
+        "cutShort": portfolio.cut_short,
         "compileMs": r.timings["compile"],
         "optimizeMs": r.timings["optimize"],
         "renderMs": r.timings["render"],
         "totalMs": r.timings["total"],
-        "nGradEvals": opt.evaluations,
+        "nGradEvals": portfolio.evaluations,  # the work of every start, not only the chosen one
         "EProunds": opt.ep_rounds,
         "energy": opt.energy,
         "maxConstrViolation": opt.max_constraint_violation,

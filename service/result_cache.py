@@ -13,8 +13,18 @@ from collections import OrderedDict
 from typing import Any
 
 
-def request_key(domain: str, substance: str, style: str, variation: str, exclude: list[str]) -> str:
-    payload = json.dumps([domain, substance, style, variation, sorted(exclude)], ensure_ascii=False)
+def request_key(
+    domain: str,
+    substance: str,
+    style: str,
+    variation: str,
+    exclude: list[str],
+    starts: int | None = None,
+    start_seconds: float | None = None,
+) -> str:
+    payload = json.dumps(
+        [domain, substance, style, variation, sorted(exclude), starts, start_seconds], ensure_ascii=False
+    )
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 

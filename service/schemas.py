@@ -6,6 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+MAX_STARTS = 64  # a request's multi-start count is bounded like its other sizes
+
 
 class DiagramRequest(BaseModel):
     """A Penrose trio given inline; `style` may be a list of programs joined with a newline."""
@@ -30,6 +32,18 @@ class DiagramRequest(BaseModel):
     style: str | list[str] = Field(description="Style program text, or several joined with a newline")
     variation: str = Field("", description="Seed of the random initial state")
     excludeWarnings: list[str] = Field(default_factory=list, description="Warning kinds to silence")
+    starts: int | None = Field(
+        None,
+        ge=1,
+        le=MAX_STARTS,
+        description="initial states tried (multi-start) within an evaluation budget; the best layout is kept;"
+        " 1 is Penrose's single run; default 6",
+    )
+    startSeconds: float | None = Field(
+        None,
+        gt=0,
+        description="seconds for the starts after the first (a cut can make the layout machine-dependent)",
+    )
 
     def style_text(self) -> str:
         return self.style if isinstance(self.style, str) else "\n".join(self.style)
@@ -49,6 +63,21 @@ class Timings(BaseModel):
     total: float
 
 
+class StartReport(BaseModel):
+    energy: float | None
+    nViolated: int
+    evaluations: int
+
+
+class PortfolioReport(BaseModel):
+    chosen: int = Field(description="index of the start whose layout was kept (0: the variation's own)")
+    stopped: str = Field(
+        description="why no further start ran: starts, agreement, evaluations, seconds or time-limit"
+    )
+    cutShort: str | None = Field(description="set when a clock, not the settings, limited the starts")
+    starts: list[StartReport]
+
+
 class DiagramReport(BaseModel):
     svg: str
     status: str = Field(description="optimizer status, EPConverged when every stage converged")
@@ -63,6 +92,7 @@ class DiagramReport(BaseModel):
     timings: Timings
     cacheHit: bool = Field(description="the compiled energy was reused from an earlier diagram")
     resultCached: bool = Field(description="this whole answer was reused from an identical request")
+    portfolio: PortfolioReport | None = Field(None, description="the starts tried and the one chosen")
 
 
 class Diagnostic(BaseModel):

@@ -30,19 +30,44 @@ def uniform_float(rng: np.random.Generator, lo: float, hi: float) -> float:
     return lo + float(rng.random()) * max(hi - lo, 0.0)
 
 
+Range = tuple[float, float]
+
+
+def vector_ranges(canvas: Canvas) -> tuple[Range, Range]:
+    return (canvas.x_range, canvas.y_range)
+
+
+def width_range(canvas: Canvas) -> tuple[Range]:
+    return ((3.0, canvas.width / 6),)
+
+
+def height_range(canvas: Canvas) -> tuple[Range]:
+    return ((3.0, canvas.height / 6),)
+
+
 def sample_vector(canvas: Canvas, rng: np.random.Generator) -> tuple[float, float]:
     """A point anywhere on the canvas (Penrose's sampleVector)."""
-    return (uniform_float(rng, *canvas.x_range), uniform_float(rng, *canvas.y_range))
+    x, y = (uniform_float(rng, *r) for r in vector_ranges(canvas))
+    return (x, y)
 
 
 def sample_width(canvas: Canvas, rng: np.random.Generator) -> float:
     """Penrose's sampleWidth: uniform in [3, canvas.width / 6)."""
-    return uniform_float(rng, 3.0, canvas.width / 6)
+    return uniform_float(rng, *width_range(canvas)[0])
 
 
 def sample_height(canvas: Canvas, rng: np.random.Generator) -> float:
     """Penrose's sampleHeight: uniform in [3, canvas.height / 6)."""
-    return uniform_float(rng, 3.0, canvas.height / 6)
+    return uniform_float(rng, *height_range(canvas)[0])
+
+
+# The uniform ranges of the samplers whose values are positions and sizes: a multi-start portfolio
+# draws its other initial states from them. Colors are left out: a start keeps the variation's colors.
+SAMPLE_RANGES: dict[Any, Callable[[Canvas], tuple[Range, ...]]] = {
+    sample_vector: vector_ranges,
+    sample_width: width_range,
+    sample_height: height_range,
+}
 
 
 def sample_color(canvas: Canvas, rng: np.random.Generator) -> Color:
@@ -65,6 +90,11 @@ class PropSpec:
     sampler: Sampler | None = None
     varying: bool = False
     pending: bool = False
+
+    def sample_ranges(self, canvas: Canvas) -> tuple[Range, ...] | None:
+        """The uniform range of each component, for the samplers in `SAMPLE_RANGES`; else None."""
+        ranges = SAMPLE_RANGES.get(self.sampler)
+        return ranges(canvas) if ranges is not None else None
 
     def initial_value(self, canvas: Canvas, rng: np.random.Generator) -> Any:
         if self.sampler is not None:

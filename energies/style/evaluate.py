@@ -229,11 +229,11 @@ class Evaluator:
         return items
 
     def new_unknown(self, e: S.Vary) -> Node:
+        sampled_from = None if e.init is not None else self.canvas.x_range
         init = e.init if e.init is not None else uniform_float(self.rng, *self.canvas.x_range)
         owner = self.active[-1] if self.active else "?"
-        slot = self.unknowns.add(
-            init, f"{owner} (style:{e.pos.line}:{e.pos.column})", tuple(s.value for s in e.stages), e.exclude
-        )
+        where = f"{owner} (style:{e.pos.line}:{e.pos.column})"
+        slot = self.unknowns.add(init, where, tuple(s.value for s in e.stages), e.exclude, sampled_from)
         return input_node(slot)
 
     def eval_path(self, p: S.Path, ctx: BlockContext) -> Any:

@@ -59,14 +59,17 @@ def default_prop(ev: Evaluator, ref: ObjectRef, source: ShapeSource, pos: Pos | 
         return getattr(measure(ev, ref.field_ref, source), ref.prop)
     value = ev.defaults[shape_key][ref.prop]
     if spec.varying and spec.type in (PropType.FLOAT, PropType.VECTOR):
-        return _as_unknowns(ev, ref.key, value)
+        return _as_unknowns(ev, ref.key, value, spec.sample_ranges(ev.canvas))
     return value
 
 
-def _as_unknowns(ev: Evaluator, name: str, value: Any) -> Any:
+def _as_unknowns(ev: Evaluator, name: str, value: Any, ranges: tuple[tuple[float, float], ...] | None) -> Any:
     if isinstance(value, list):
-        return [input_node(ev.unknowns.add(float(x), f"{name}[{i}]")) for i, x in enumerate(value)]
-    return input_node(ev.unknowns.add(float(value), name))
+        return [
+            input_node(ev.unknowns.add(float(x), f"{name}[{i}]", sampled_from=ranges[i] if ranges else None))
+            for i, x in enumerate(value)
+        ]
+    return input_node(ev.unknowns.add(float(value), name, sampled_from=ranges[0] if ranges else None))
 
 
 def measure(ev: Evaluator, shape_ref: ObjectRef, source: ShapeSource) -> Any:

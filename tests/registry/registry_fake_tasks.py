@@ -40,3 +40,19 @@ def behave(trio: TrioSpec, timeout: float | None) -> dict:
         "timeoutSeen": timeout,
         "pid": os.getpid(),
     }
+
+
+def energetic(trio: TrioSpec, timeout: float | None, starts: int | None = None) -> dict:
+    """An ``ok`` row whose energy is the number after ``~`` in the variation (0 without one), less
+    the multi-start count it was given (recorded as ``startsSeen``)."""
+    derived = trio.variation.rpartition("~")[2] if "~" in trio.variation else "0"
+    return {
+        "status": "ok",
+        "compileMs": 10.0,
+        "optimizeMs": 5.0,
+        "totalMs": 16.0,
+        "nViolated": 0,
+        "energy": float(derived) - (starts or 0),
+        "startsSeen": starts,
+        "svg": f"<svg xmlns='http://www.w3.org/2000/svg'><text>{trio.key}</text></svg>",
+    }

@@ -1,0 +1,162 @@
+"""Multi-start layout: optimize from several initial states and keep the best layout.
+
+    starts = portfolio_starts(diagram.unknowns, variation, k)
+    result = optimize_portfolio(problem, starts, settings=PortfolioSettings(...))
+
+Penrose users press "resample" until a diagram looks right: the exterior-point method is a local
+method, and labels or shapes can settle in a poor local minimum (stacked labels, a shape stuck
+behind another). A portfolio does the resampling for them. Start 0 is the variation's own initial
+state, so ``starts=1`` is exactly Penrose's single run; start k >= 1 draws every sampled unknown
+(positions and sizes; colors stay) again from its sampling range with a generator seeded from the
+variation and k, so the same variation always gives the same starts and the same layout.
+
+All starts share one compiled energy and run one after another in this process (a service already
+keeps its cores busy with one request per worker). The best layout is the one with the fewest
+violated constraints, then the lowest final energy; ties go to the earlier start.
+
+What bounds the work, all deterministic unless a time budget cuts in:
+
+- ``starts``: at most this many;
+- ``max_evaluations``: a further start runs only if the evaluations so far plus those start 0 took
+  stay within it, so expensive layouts (tens of thousands of evaluations) keep a single start, and
+  it may take at most the iterations left in it (a start cut by this is dropped);
+- optimality: when the last stage has no objectives, a layout with every constraint satisfied is
+  already as good as any (its energy is the penalty, about 0), and the portfolio stops;
+- agreement: once ``AGREEING`` starts end with every constraint satisfied at the same best energy
+  (within ``AGREEMENT``), more starts are unlikely to find better, and the portfolio stops;
+- ``seconds`` (optional) and the request's time limit: a start that would run past them is not
+  begun, or stopped and discarded. Only then can a machine's speed change the layout; the result
+  says so (``cut_short``).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from energies.diagram import Unknowns
+from energies.optimize import OptimizeError, OptimizeResult, PenaltyProblem, Progress, optimize
+from energies.shapes import rng_for
+
+DEFAULT_STARTS = 6
+DEFAULT_MAX_EVALUATIONS = 20_000
+AGREEMENT = 1e-3  # relative (and absolute, below 1) energy difference taken as the same minimum
+AGREEING = 3  # two starts can share a poor basin; three in a row rarely do
+
+
+@dataclass(frozen=True)
+class PortfolioSettings:
+    starts: int = DEFAULT_STARTS
+    max_evaluations: int = DEFAULT_MAX_EVALUATIONS
+    seconds: float | None = None  # extra starts only; start 0 is bounded by the time limit alone
+
+
+@dataclass(frozen=True)
+class StartSummary:
+    start: int
+    energy: float
+    n_violated: int
+    evaluations: int
+    seconds: float
+
+
+@dataclass
+class PortfolioResult:
+    best: OptimizeResult
+    chosen: int  # index of the start whose layout is `best`
+    starts: list[StartSummary] = field(default_factory=list)
+    cut_short: str | None = None  # why fewer than the allowed starts ran, when a clock decided it
+    evaluations: int = 0  # by every start run, also those dropped
+    stopped: str = "starts"  # "starts", "optimal", "agreement", "evaluations", "seconds" or "time-limit"
+
+
+def portfolio_starts(unknowns: Unknowns, variation: str, count: int) -> list[np.ndarray]:
+    """The initial states of a portfolio: the variation's own, then `count - 1` resampled ones."""
+    first = np.array(unknowns.x0, dtype=np.float64)
+    return [first] + [unknowns.resample(rng_for(f"{variation}\x00start {k}")) for k in range(1, count)]
+
+
+def _rank(r: OptimizeResult) -> tuple[int, float]:
+    energy = r.energy if math.isfinite(r.energy) else math.inf
+    return (r.n_violated, energy)
+
+
+def _same_minimum(a: float, b: float) -> bool:
+    return abs(a - b) <= AGREEMENT * max(1.0, abs(a), abs(b))
+
+
+def optimize_portfolio(
+    problem: PenaltyProblem,
+    starts: Sequence[np.ndarray],
+    *,
+    settings: PortfolioSettings = PortfolioSettings(),
+    max_iters: int = 100_000,
+    time_limit: float | None = None,
+    on_progress: Callable[[Progress], None] | None = None,
+    run: Callable[..., OptimizeResult] = optimize,
+) -> PortfolioResult:
+    """Optimize from ``starts[0]``, then from further starts while the bounds allow (module docstring).
+
+    A failure of start 0 (non-finite energy, time limit) propagates as from ``optimize``; a later
+    start whose energy becomes non-finite is skipped."""
+    began = time.perf_counter()
+    deadline = began + time_limit if time_limit is not None else math.inf
+    first = run(problem, starts[0], max_iters=max_iters, time_limit=time_limit, on_progress=on_progress)
+    result = PortfolioResult(first, 0, [_summary(0, first)], evaluations=first.evaluations)
+    if first.status == "TimeLimit":
+        return result
+    limit = min(len(starts), max(1, settings.starts))
+    objectives = bool(problem.stages) and bool(problem.stages[-1].objectives.any())
+    for k in range(1, limit):
+        if not objectives and result.best.n_violated == 0:
+            result.stopped = "optimal"
+            return result
+        evaluations = sum(s.evaluations for s in result.starts)
+        if evaluations + first.evaluations > settings.max_evaluations:
+            result.stopped = "evaluations"
+            return result
+        if _agreed(result):
+            result.stopped = "agreement"
+            return result
+        now = time.perf_counter()
+        budget_end = deadline if settings.seconds is None else min(deadline, began + settings.seconds)
+        if now >= budget_end:
+            result.stopped = "time-limit" if budget_end == deadline else "seconds"
+            result.cut_short = f"{result.stopped} reached after {k} of {limit} starts"
+            return result
+        try:
+            # Each iteration costs at least one evaluation: capping iterations at what is left of the
+            # budget keeps a start that wanders (a poor basin, a stiff penalty) within it.
+            cap = min(max_iters, settings.max_evaluations - evaluations)
+            r = run(problem, starts[k], max_iters=cap, time_limit=budget_end - now, on_progress=on_progress)
+        except OptimizeError:  # a resampled start may run into a NaN region; the others stand
+            continue
+        result.evaluations += r.evaluations
+        if r.status == "MaxIterations":  # unfinished within the budget: its layout does not count
+            result.stopped = "evaluations"
+            return result
+        if r.status == "TimeLimit":  # stopped by a clock: its layout is unfinished, and machine-dependent
+            result.stopped = "time-limit" if budget_end == deadline else "seconds"
+            result.cut_short = f"{result.stopped} reached during start {k + 1} of {limit}"
+            return result
+        result.starts.append(_summary(k, r))
+        if _rank(r) < _rank(result.best):
+            result.best, result.chosen = r, k
+    return result
+
+
+def _summary(k: int, r: OptimizeResult) -> StartSummary:
+    return StartSummary(k, r.energy, r.n_violated, r.evaluations, r.seconds)
+
+
+def _agreed(result: PortfolioResult) -> bool:
+    """Enough finished starts reached the best layout: every constraint satisfied, the same energy."""
+    best = result.best
+    if best.n_violated:
+        return False
+    same = [s for s in result.starts if s.n_violated == 0 and _same_minimum(s.energy, best.energy)]
+    return len(same) >= AGREEING

@@ -1,0 +1,165 @@
+"""The multi-start portfolio: its starts, its choice of layout and its bounds, against hand-derived optima."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from energies.diagram import Unknowns
+from energies.optimize import GoalValues, StageSpec, optimize
+from energies.portfolio import PortfolioSettings, optimize_portfolio, portfolio_starts
+
+TILT = 0.3
+
+
+class DoubleWell:
+    """One unknown, one objective (x² - 1)² + TILT·x: two wells, the left one deeper; optionally the
+    constraint x >= LIMIT, which rules the left well out."""
+
+    n_inputs = 1
+    objective_names = ["well(x)"]
+
+    def __init__(self, limit: float | None = None) -> None:
+        self.limit = limit
+        self.constraint_names = [] if limit is None else ["greaterThan(x, limit)"]
+        one = np.ones(1, bool)
+        self.stages = [StageSpec("", one, one, np.ones(len(self.constraint_names), bool))]
+
+    def _constraint(self, x: np.ndarray) -> np.ndarray:
+        return np.array([] if self.limit is None else [self.limit - x[0]])
+
+    def energy_and_grad(self, x: np.ndarray, stage: int, weight: float) -> tuple[float, np.ndarray]:
+        v, active = x[0], self.stages[stage].objectives[0]
+        energy, grad = ((v * v - 1) ** 2 + TILT * v, 4 * v * (v * v - 1) + TILT) if active else (0.0, 0.0)
+        for c in self._constraint(x):
+            if c > 0:
+                energy, grad = energy + weight * c * c, grad - 2 * weight * c
+        return float(energy), np.array([grad])
+
+    def goal_values(self, x: np.ndarray) -> GoalValues:
+        return GoalValues(np.array([(x[0] ** 2 - 1) ** 2 + TILT * x[0]]), self._constraint(x))
+
+    def goal_jacobian(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        raise AssertionError("not called: the energy stays finite")
+
+
+def wells() -> tuple[float, float]:
+    """The two minima of the double well, from the roots of its derivative 4x³ - 4x + TILT."""
+    roots = np.sort(np.roots([4.0, 0.0, -4.0, TILT]).real)
+    return float(roots[0]), float(roots[2])
+
+
+def well(x: float) -> float:
+    return (x * x - 1) ** 2 + TILT * x
+
+
+STARTS = [np.array([v]) for v in (0.9, 1.5, -0.5, -1.8, -0.7, 1.1)]
+
+
+def test_one_start_is_a_single_run_and_stays_in_its_well() -> None:
+    _, right = wells()
+    r = optimize_portfolio(DoubleWell(), STARTS, settings=PortfolioSettings(starts=1))
+    assert [s.start for s in r.starts] == [0] and r.chosen == 0
+    assert r.best.x[0] == pytest.approx(right, abs=1e-3)
+    single = optimize(DoubleWell(), STARTS[0])
+    assert r.best.x.tolist() == single.x.tolist()  # the same run as without a portfolio
+
+
+def test_the_portfolio_finds_the_deeper_well() -> None:
+    left, _ = wells()
+    r = optimize_portfolio(DoubleWell(), STARTS, settings=PortfolioSettings(starts=6))
+    assert r.best.x[0] == pytest.approx(left, abs=1e-3)
+    assert r.best.energy == pytest.approx(well(left), abs=1e-6)
+    assert STARTS[r.chosen][0] < 0  # a start in the left well's basin won
+    # Two starts in the right well did not stop the search; the third start in the left well did.
+    assert r.stopped == "agreement" and len(r.starts) == 5
+
+
+def test_fewer_violated_constraints_beat_a_lower_energy() -> None:
+    # With x >= 0.5 required, a start in the left well ends on the constraint's boundary at a higher
+    # energy than the right well; the right well must be chosen even from a start that scored lower
+    # before the constraint was enforced.
+    _, right = wells()
+    r = optimize_portfolio(DoubleWell(limit=0.5), STARTS[2:], settings=PortfolioSettings(starts=4))
+    assert r.best.n_violated == 0
+    assert r.best.x[0] == pytest.approx(right, abs=1e-3)
+
+
+def test_a_satisfied_layout_without_objectives_needs_no_more_starts() -> None:
+    problem = DoubleWell(limit=0.5)
+    problem.stages = [replace(problem.stages[0], objectives=np.zeros(1, bool))]
+    r = optimize_portfolio(problem, STARTS, settings=PortfolioSettings(starts=6))
+    assert r.stopped == "optimal" and len(r.starts) == 1
+    assert r.best.n_violated == 0 and r.best.energy == pytest.approx(0.0, abs=1e-6)
+
+
+def test_ties_go_to_the_earlier_start_and_runs_are_repeatable() -> None:
+    a = optimize_portfolio(DoubleWell(), STARTS, settings=PortfolioSettings(starts=6))
+    b = optimize_portfolio(DoubleWell(), STARTS, settings=PortfolioSettings(starts=6))
+    assert a.chosen == b.chosen and a.best.x.tolist() == b.best.x.tolist()
+    same_basin = [np.array([-1.0]), np.array([-1.0])]
+    assert optimize_portfolio(DoubleWell(), same_basin).chosen == 0
+
+
+def test_the_evaluation_budget_keeps_expensive_layouts_to_one_start() -> None:
+    first = optimize(DoubleWell(), STARTS[0])
+    tight = PortfolioSettings(starts=6, max_evaluations=2 * first.evaluations - 1)
+    r = optimize_portfolio(DoubleWell(), STARTS, settings=tight)
+    assert len(r.starts) == 1 and r.stopped == "evaluations" and r.cut_short is None
+
+
+def test_a_time_budget_that_runs_out_is_reported() -> None:
+    r = optimize_portfolio(DoubleWell(), STARTS, settings=PortfolioSettings(starts=6, seconds=1e-9))
+    assert len(r.starts) == 1 and r.stopped == "seconds"
+    assert r.cut_short is not None and "1 of 6" in r.cut_short
+
+
+def test_starts_resample_only_sampled_unknowns_within_their_ranges() -> None:
+    u = Unknowns()
+    u.add(5.0, "A.center[0]", sampled_from=(-100.0, 100.0))
+    u.add(7.0, "fixed")  # a value the Style gave: every start keeps it
+    u.add(20.0, "A.r", sampled_from=(3.0, 50.0))
+    starts = portfolio_starts(u, "seed", 8)
+    assert starts[0].tolist() == [5.0, 7.0, 20.0]
+    rest = np.array(starts[1:])
+    assert np.all(rest[:, 1] == 7.0)
+    assert np.all((rest[:, 0] >= -100) & (rest[:, 0] < 100)) and np.all((rest[:, 2] >= 3) & (rest[:, 2] < 50))
+    assert len({tuple(s) for s in starts}) == 8
+    again = portfolio_starts(u, "seed", 8)
+    assert all(a.tolist() == b.tolist() for a, b in zip(starts, again))
+    other = portfolio_starts(u, "other seed", 8)
+    assert other[1].tolist() != starts[1].tolist()
+
+
+def test_a_resampled_start_that_fails_is_skipped() -> None:
+    calls: list[float] = []
+
+    def run(problem, x0, **options):  # start 2 runs into a NaN region
+        from energies.optimize import OptimizeError
+
+        calls.append(float(x0[0]))
+        if len(calls) == 3:
+            raise OptimizeError("energy nan", goal=None, stage="", x=x0)
+        return optimize(problem, x0, **options)
+
+    r = optimize_portfolio(DoubleWell(), STARTS[:4], settings=replace(PortfolioSettings(), starts=4), run=run)
+    assert len(calls) == 4 and [s.start for s in r.starts] == [0, 1, 3]
+
+
+def test_a_start_cut_by_the_evaluation_budget_is_dropped() -> None:
+    first = optimize(DoubleWell(), STARTS[0])
+    budget = 3 * first.evaluations
+    caps: list[int] = []
+
+    def run(problem, x0, max_iters, **options):
+        caps.append(max_iters)
+        r = optimize(problem, x0, max_iters=max_iters, **options)
+        return replace(r, status="MaxIterations") if len(caps) == 2 else r
+
+    settings = PortfolioSettings(starts=6, max_evaluations=budget)
+    r = optimize_portfolio(DoubleWell(), STARTS, settings=settings, run=run)
+    assert caps == [100_000, budget - first.evaluations]
+    assert [s.start for s in r.starts] == [0] and r.stopped == "evaluations"
+    assert r.evaluations > first.evaluations  # the dropped start's work is still counted

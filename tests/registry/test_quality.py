@@ -1,0 +1,94 @@
+"""Layout quality in the harness: the verdict rule, the headline, good-layout rates across
+variations, and the bench's --starts and --variations end to end (with a test-only task)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from registry.bench import main
+from registry.report import headline, pair_rows, variation_rates, verdict
+
+from .test_bench import make_registry
+
+
+def ok(key: str, energy: float, violated: int = 0, **more: float) -> dict:
+    return {"key": key, "status": "ok", "energy": energy, "nViolated": violated, **more}
+
+
+@pytest.mark.parametrize(
+    ("ours", "penrose", "expected"),
+    [
+        (8050.0, -286.8, "worse"),  # graph-domain fig1 before the portfolio
+        (100.0, 95.0, "same"),  # within 10% of |Penrose's|
+        (106.0, 95.0, "worse"),  # 11 above, margin 9.5
+        (1.9, 1.0, "same"),  # small energies: a margin of 1
+        (2.1, 1.0, "worse"),
+        (0.2, 1.0, "same"),
+        (-0.5, 1.0, "better"),
+        (-10.0, -5.0, "better"),  # margin max(1, 0.5)
+        (0.0, 0.0, "same"),
+    ],
+)
+def test_verdict_by_final_energy(ours: float, penrose: float, expected: str) -> None:
+    assert verdict(ok("k", ours), ok("k", penrose)) == expected
+
+
+def test_no_verdict_without_two_energies() -> None:
+    assert verdict(ok("k", 1.0), {"key": "k", "status": "timeout"}) is None
+    assert verdict({"key": "k", "status": "ok", "energy": None}, ok("k", 1.0)) is None
+    assert verdict(None, ok("k", 1.0)) is None
+
+
+def test_headline_counts() -> None:
+    ours = [ok("a", 50.0, compileMs=1.0, optimizeMs=1.0), ok("b", 1.0, 2, compileMs=3.0, optimizeMs=1.0),
+            ok("c", -9.0, compileMs=1.0, optimizeMs=1.0), {"key": "d", "status": "crash"}]  # fmt: skip
+    theirs = [ok("a", 10.0, compileMs=4.0, optimizeMs=4.0), ok("b", 1.0, compileMs=4.0, optimizeMs=4.0),
+              ok("c", 0.0, compileMs=2.0, optimizeMs=2.0), ok("d", 3.0)]  # fmt: skip
+    line = headline(pair_rows(ours, theirs))
+    assert "worse than Penrose's on 1, the same on 1 and better on 1" in line
+    assert "constraints satisfied on 2 of 3 (Penrose 4 of 4)" in line
+    assert "median 0.5." in line  # ratios 2/8, 4/8, 2/4
+
+
+def test_good_layout_rates_against_penroses_median() -> None:
+    ours = [ok("t", 0.0), ok("t@1", 5.0), ok("t@2", 1.5), ok("t@3", 2.5)]
+    theirs = [ok("t", 1.0), ok("t@1", 0.5), ok("t@2", 30.0), {"key": "t@3", "status": "timeout"}]
+    [rate] = variation_rates(ours, theirs)
+    assert rate.bar == 1.0  # median of 1.0, 0.5, 30.0; good means at most 1.0 + max(1, 0.1)
+    assert (rate.ours_good, rate.runs) == (2, 4)
+    assert (rate.penrose_good, rate.penrose_runs) == (2, 4)
+    # Against the reference alone (Penrose did not run the variations here): its one energy is the bar.
+    [rate] = variation_rates(ours, [ok("t", 3.0)])
+    assert rate.bar == 3.0 and rate.ours_good == 3 and rate.penrose_good is None
+
+
+def test_bench_runs_variations_with_a_start_count(tmp_path: Path) -> None:
+    registry = make_registry(tmp_path)
+    reference = tmp_path / "ref.jsonl"
+    reference.write_text(json.dumps(ok("g/fine", -3.5)) + "\n" + json.dumps(ok("g/alsofine", -10.0)) + "\n")
+    out = tmp_path / "out"
+    argv = ["--registry", str(registry), "--out", str(out), "--only", "g/*fine", "--no-progress",
+            "--penrose-results", str(reference), "--task", "tests.registry.registry_fake_tasks:energetic",
+            "--variations", "3", "--starts", "4"]  # fmt: skip
+    assert main(argv) == 0
+    rows = {r["key"]: r for r in map(json.loads, (out / "results.jsonl").read_text().splitlines())}
+    assert sorted(rows) == ["g/alsofine", "g/alsofine@1", "g/alsofine@2", "g/fine", "g/fine@1", "g/fine@2"]
+    assert {r["startsSeen"] for r in rows.values()} == {4}
+    assert [rows[f"g/fine{s}"]["energy"] for s in ("", "@1", "@2")] == [-4.0, -3.0, -2.0]
+    md = (out / "report.md").read_text()
+    # g/fine: -4 against -3.5 is the same; g/alsofine: -4 against -10 is worse (margin 1).
+    assert "worse than Penrose's on 1, the same on 1 and better on 0" in md
+    assert "| g/fine | -3.5 | 2/3 | – |" in md  # good: at most -3.5 + 1
+    assert "| g/alsofine | -10 | 0/3 | – |" in md
+    page = (out / "report.html").read_text()
+    worse = page.split("<h2>Worse than Penrose (1)</h2>")[1].split("<h2>")[0]
+    assert "g/alsofine" in worse and "g/fine " not in worse and "svg/g__alsofine.svg" in worse
+
+
+def test_bench_rejects_a_zero_start_count(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    registry = make_registry(tmp_path)
+    assert main(["--registry", str(registry), "--out", str(tmp_path / "o"), "--starts", "0"]) == 2
+    assert "--starts must be at least 1" in capsys.readouterr().err
