@@ -225,3 +225,20 @@ def test_an_svg_answer_skips_the_goal_list_and_a_later_json_request_gets_it(clie
     again = client.post("/diagrams", json=body, headers={"accept": "application/json"}).json()
     assert again["resultCached"] is True and again["goals"] == first["goals"]
     assert client.post("/diagrams", json=body).text == svg.text  # SVG from the cached JSON outcome
+
+
+def test_the_start_count_is_a_request_setting(client):
+    body = example_body("graph")
+    one = client.post("/diagrams", json={**body, "starts": 1}, headers={"accept": "application/json"})
+    assert one.status_code == 200, one.text
+    portfolio = one.json()["portfolio"]
+    assert portfolio["chosen"] == 0 and len(portfolio["starts"]) == 1 and portfolio["stopped"] == "starts"
+    assert portfolio["starts"][0]["energy"] == one.json()["energy"]
+    many = client.post("/diagrams", json={**body, "starts": 3}, headers={"accept": "application/json"})
+    assert many.status_code == 200, many.text
+    starts = many.json()["portfolio"]["starts"]
+    assert 1 <= len(starts) <= 3 and starts[0] == portfolio["starts"][0]  # start 0 is the same run
+    assert many.json()["energy"] == min(s["energy"] for s in starts if s["nViolated"] == 0)
+    for bad in (0, 65, "many"):
+        r = client.post("/diagrams", json={**body, "starts": bad})
+        assert r.status_code == 422, r.text

@@ -97,6 +97,7 @@ def test_missing_file_is_a_user_error(tmp_path):
     "args",
     [
         ["render"],  # no output
+        ["render", "--example", "sets", "-o", "x.svg", "--starts", "0"],  # a start count below 1
         ["render", "-o", "x.svg"],  # no input
         ["render", "--example", "sets", "--domain", "d", "-o", "x.svg"],  # two inputs
         ["render", "--domain", "d", "-o", "x.svg"],  # incomplete trio
@@ -215,3 +216,27 @@ def test_progress_line_is_drawn_when_stderr_is_a_terminal(tmp_path):
     text = seen.decode()
     assert "\r  layout: round" in text and "iterations" in text
     assert text.endswith("\r\n")  # the progress line is closed with a newline (the pty shows \n as \r\n)
+
+
+def test_start_count_and_budget_reach_the_layout(tmp_path):
+    report = tmp_path / "r.json"
+    r = run_cli(
+        "render",
+        "--example",
+        "graph",
+        "-o",
+        str(tmp_path / "g.svg"),
+        "--starts",
+        "1",
+        "--report",
+        str(report),
+    )
+    assert r.returncode == 0, r.stderr
+    assert len(json.loads(report.read_text())["portfolio"]["starts"]) == 1
+    r = run_cli(
+        "render", "--example", "graph", "-o", str(tmp_path / "g.svg"), "--start-seconds", "1e-9",
+        "--report", str(report),
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    portfolio = json.loads(report.read_text())["portfolio"]
+    assert portfolio["stopped"] == "seconds" and "1 of 6" in portfolio["cutShort"]
