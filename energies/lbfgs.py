@@ -6,8 +6,15 @@ every iteration after the first is the full quasi-Newton step d = -H g, so gᵀH
 that trial point; the first iteration uses H = I (gᵀHg = |g|²). When L-BFGS-B's line search gives
 up (common at the kinks of max(c, 0)² under a large λ) after making progress, the round restarts it
 from the last accepted point with an empty memory, since Penrose's line search never gives up (it
-takes its last trial step); when it stops without progress, the round counts as converged. Two
-drivers of the same routine exist; ``inner_solver="auto"`` picks the faster one scipy supports:
+takes its last trial step). *Progress* means a lower energy at the last accepted point than where
+that run of L-BFGS-B started: an accepted iteration can be a null step (x unchanged, or moved along
+a plateau where φ is flat to its floating-point resolution, as for φ ~ 1e15 under λ = 1e12). When a
+run stops without progress the round counts as converged: no point L-BFGS-B can reach is lower
+(Penrose's memory would keep the null step, s = y = 0, which zeroes its scaling sᵀy / (yᵀy + ε)
+and with it the identity part of its decrement). Restarting after a null step instead began
+again with H = I, whose decrement |g|² never passes the test, and restarted forever (nitric
+acid's Lewis structure: 2,000,000 evaluations instead of Penrose's 823). Two drivers of the same routine exist;
+``inner_solver="auto"`` picks the faster one scipy supports:
 
 - ``"setulb"``: our loop around ``scipy.optimize._lbfgsb.setulb`` (scipy >= 1.15 signature).
 - ``"minimize"``: ``scipy.optimize.minimize(method="L-BFGS-B", jac=True)``: public API, any
@@ -41,15 +48,17 @@ MAX_LINE_SEARCH_STEPS = 20
 
 InnerSolver = Literal["auto", "setulb", "minimize"]
 Driver = Callable[..., np.ndarray]
+RoundReason = Literal["converged", "max_iters", "time_limit"]
 
 
 @dataclass
 class RoundOutcome:
     x: np.ndarray
-    energy: float
+    energy: float  # at x
     iterations: int
     evaluations: int
-    reason: Literal["converged", "max_iters", "time_limit"]
+    reason: RoundReason
+    restarts: int = 0  # L-BFGS-B runs restarted after their line search gave up with progress
 
 
 class DecrementTracker:
@@ -66,6 +75,7 @@ class DecrementTracker:
         self.last_f = np.nan
         self.last_g: np.ndarray | None = None
         self.iterate_energy = np.nan  # at the last accepted point
+        self.start_energy = np.nan  # where the current run of L-BFGS-B started
         self.restart()
 
     def restart(self) -> None:
@@ -80,6 +90,7 @@ class DecrementTracker:
         self.evaluations += 1
         if self._iterate_x is None:  # the starting point
             self._iterate_x, self._iterate_g, self.iterate_energy = x.copy(), g, f
+            self.start_energy = f
         elif self._first_trial is None:
             self._first_trial = x.copy()
         self.last_x, self.last_f, self.last_g = x, f, g
@@ -167,8 +178,9 @@ def run_round(
     deadline: float,
     report: Callable[[int, float], None],
 ) -> RoundOutcome:
+    """L-BFGS on ``fun`` from ``x0`` until Penrose's test or a bound ends the round (module docstring)."""
     tracker = DecrementTracker(fun)
-    reason: list[Literal["converged", "max_iters", "time_limit"]] = ["converged"]
+    reason: list[RoundReason] = ["converged"]
     stopped_by_us = [False]
 
     def on_iteration(decrement: float) -> bool:
@@ -185,12 +197,19 @@ def run_round(
     if iteration_budget <= 0:
         return RoundOutcome(x0, np.nan, 0, 0, "max_iters")
     x = x0
+    restarts = 0
     while True:
         before = tracker.iterations
         x = driver(tracker, x, on_iteration)
-        if stopped_by_us[0] or tracker.iterations == before:
+        if stopped_by_us[0]:
             break
-        # L-BFGS-B's line search gave up after some progress. Penrose's line search never gives up
-        # (it takes its last step), so go on from the last accepted point with a fresh memory.
+        # L-BFGS-B's line search gave up. Penrose's line search never gives up (it takes its last
+        # step), so go on from the last accepted point with a fresh memory, provided this run
+        # lowered the energy; iterations alone are no progress (null steps, see the docstring).
+        if tracker.iterations == before or not tracker.iterate_energy < tracker.start_energy:
+            break
         tracker.restart()
-    return RoundOutcome(x, tracker.iterate_energy, tracker.iterations, tracker.evaluations, reason[0])
+        restarts += 1
+    return RoundOutcome(
+        x, tracker.iterate_energy, tracker.iterations, tracker.evaluations, reason[0], restarts
+    )
