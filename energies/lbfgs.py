@@ -13,8 +13,8 @@ run stops without progress the round counts as converged: no point L-BFGS-B can 
 (Penrose's memory would keep the null step, s = y = 0, which zeroes its scaling sᵀy / (yᵀy + ε)
 and with it the identity part of its decrement). Restarting after a null step instead began
 again with H = I, whose decrement |g|² never passes the test, and restarted forever (nitric
-acid's Lewis structure: 2,000,000 evaluations instead of Penrose's 823). Two drivers of the same routine exist;
-``inner_solver="auto"`` picks the faster one scipy supports:
+acid's Lewis structure: 2,000,000 evaluations instead of Penrose's 823). Two drivers of the same
+routine exist; ``inner_solver="auto"`` picks the faster one scipy supports:
 
 - ``"setulb"``: our loop around ``scipy.optimize._lbfgsb.setulb`` (scipy >= 1.15 signature).
 - ``"minimize"``: ``scipy.optimize.minimize(method="L-BFGS-B", jac=True)``: public API, any
@@ -28,6 +28,19 @@ with setulb against 100-110 / 80-136 µs with ``minimize``.
 The unconstrained test (Penrose's ``uoStop``): ``gᵀ H g < UO_STOP`` (1e-2), the Newton decrement
 with the L-BFGS inverse Hessian H, at the point the last line search started from (as Penrose's
 ``minimize`` checks it after each step).
+
+``run_round`` ends a round with one of these reasons (:data:`RoundReason`):
+
+- ``"converged"``: Penrose's test passed, or L-BFGS-B stopped without progress (above);
+- ``"max_iters"`` / ``"time_limit"``: the caller's iteration budget or deadline was reached;
+- ``"evaluation_budget"``: the caller's budget of energy evaluations was spent;
+- ``"stalled"`` (not Penrose's; a guard against runs Penrose would not make): over the last
+  ``STALL_WINDOW`` iterations the energy fell by no more than ``STALL_RTOL`` · max(|φ|, 1), i.e.
+  the round crawls at the resolution of φ while its decrement stays above ``UO_STOP``. A round
+  that converges as Penrose's does never triggers it: Penrose's test passes once the predicted
+  decrease (half the decrement) drops below 5e-3, long before progress is that small.
+
+In every case the outcome holds the last accepted point and its energy.
 """
 
 from __future__ import annotations
@@ -45,10 +58,15 @@ from scipy.optimize import minimize
 UO_STOP = 1e-2
 LBFGS_MEMORY = 17  # Penrose's m
 MAX_LINE_SEARCH_STEPS = 20
+# Stall guard (ours): a round ends when STALL_WINDOW iterations lowered the energy by no more than
+# STALL_RTOL of its size. 1e-9 sits far above the rounding of φ (1e-16 relative) and far below the
+# slowest honest progress seen on the registry (blobs at λ = 1e10: 1e-4 relative per 1,000).
+STALL_WINDOW = 500
+STALL_RTOL = 1e-9
 
 InnerSolver = Literal["auto", "setulb", "minimize"]
 Driver = Callable[..., np.ndarray]
-RoundReason = Literal["converged", "max_iters", "time_limit"]
+RoundReason = Literal["converged", "max_iters", "time_limit", "evaluation_budget", "stalled"]
 
 
 @dataclass
@@ -177,20 +195,33 @@ def run_round(
     iteration_budget: int,
     deadline: float,
     report: Callable[[int, float], None],
+    evaluation_budget: float = np.inf,
 ) -> RoundOutcome:
     """L-BFGS on ``fun`` from ``x0`` until Penrose's test or a bound ends the round (module docstring)."""
     tracker = DecrementTracker(fun)
     reason: list[RoundReason] = ["converged"]
     stopped_by_us = [False]
+    # Energies at accepted iterations, the last STALL_WINDOW + 1 of them (ring buffer, by iteration).
+    recent = np.full(STALL_WINDOW + 1, np.nan)
+
+    def stalled() -> bool:
+        k = tracker.iterations
+        then, now = recent[(k - STALL_WINDOW) % recent.size], tracker.iterate_energy
+        return k > STALL_WINDOW and bool(then - now <= STALL_RTOL * max(abs(now), 1.0))
 
     def on_iteration(decrement: float) -> bool:
         report(tracker.iterations, tracker.last_f)
+        recent[tracker.iterations % recent.size] = tracker.iterate_energy
         if decrement < UO_STOP:
             pass  # converged: a bound reached at the same iteration does not matter
         elif tracker.iterations >= iteration_budget:
             reason[0] = "max_iters"
         elif time.perf_counter() >= deadline:
             reason[0] = "time_limit"
+        elif tracker.evaluations >= evaluation_budget:
+            reason[0] = "evaluation_budget"
+        elif stalled():
+            reason[0] = "stalled"
         stopped_by_us[0] = decrement < UO_STOP or reason[0] != "converged"
         return stopped_by_us[0]
 
