@@ -6,8 +6,15 @@ every iteration after the first is the full quasi-Newton step d = -H g, so gᵀH
 that trial point; the first iteration uses H = I (gᵀHg = |g|²). When L-BFGS-B's line search gives
 up (common at the kinks of max(c, 0)² under a large λ) after making progress, the round restarts it
 from the last accepted point with an empty memory, since Penrose's line search never gives up (it
-takes its last trial step); when it stops without progress, the round counts as converged. Two
-drivers of the same routine exist; ``inner_solver="auto"`` picks the faster one scipy supports:
+takes its last trial step). *Progress* means a lower energy at the last accepted point than where
+that run of L-BFGS-B started: an accepted iteration can be a null step (x unchanged, or moved along
+a plateau where φ is flat to its floating-point resolution, as for φ ~ 1e15 under λ = 1e12). When a
+run stops without progress the round counts as converged: no point L-BFGS-B can reach is lower
+(Penrose's memory would keep the null step, s = y = 0, which zeroes its scaling sᵀy / (yᵀy + ε)
+and with it the identity part of its decrement). Restarting after a null step instead began
+again with H = I, whose decrement |g|² never passes the test, and restarted forever (nitric
+acid's Lewis structure: 2,000,000 evaluations instead of Penrose's 823). Two drivers of the same
+routine exist; ``inner_solver="auto"`` picks the faster one scipy supports:
 
 - ``"setulb"``: our loop around ``scipy.optimize._lbfgsb.setulb`` (scipy >= 1.15 signature).
 - ``"minimize"``: ``scipy.optimize.minimize(method="L-BFGS-B", jac=True)``: public API, any
@@ -21,6 +28,19 @@ with setulb against 100-110 / 80-136 µs with ``minimize``.
 The unconstrained test (Penrose's ``uoStop``): ``gᵀ H g < UO_STOP`` (1e-2), the Newton decrement
 with the L-BFGS inverse Hessian H, at the point the last line search started from (as Penrose's
 ``minimize`` checks it after each step).
+
+``run_round`` ends a round with one of these reasons (:data:`RoundReason`):
+
+- ``"converged"``: Penrose's test passed, or L-BFGS-B stopped without progress (above);
+- ``"max_iters"`` / ``"time_limit"``: the caller's iteration budget or deadline was reached;
+- ``"evaluation_budget"``: the caller's budget of energy evaluations was spent;
+- ``"stalled"`` (not Penrose's; a guard against runs Penrose would not make): over the last
+  ``STALL_WINDOW`` iterations the energy fell by no more than ``STALL_RTOL`` · max(|φ|, 1), i.e.
+  the round crawls at the resolution of φ while its decrement stays above ``UO_STOP``. A round
+  that converges as Penrose's does never triggers it: Penrose's test passes once the predicted
+  decrease (half the decrement) drops below 5e-3, long before progress is that small.
+
+In every case the outcome holds the last accepted point and its energy.
 """
 
 from __future__ import annotations
@@ -38,18 +58,25 @@ from scipy.optimize import minimize
 UO_STOP = 1e-2
 LBFGS_MEMORY = 17  # Penrose's m
 MAX_LINE_SEARCH_STEPS = 20
+# Stall guard (ours): a round ends when STALL_WINDOW iterations lowered the energy by no more than
+# STALL_RTOL of its size. 1e-9 sits far above the rounding of φ (1e-16 relative) and far below the
+# slowest honest progress seen on the registry (blobs at λ = 1e10: 1e-4 relative per 1,000).
+STALL_WINDOW = 500
+STALL_RTOL = 1e-9
 
 InnerSolver = Literal["auto", "setulb", "minimize"]
 Driver = Callable[..., np.ndarray]
+RoundReason = Literal["converged", "max_iters", "time_limit", "evaluation_budget", "stalled"]
 
 
 @dataclass
 class RoundOutcome:
     x: np.ndarray
-    energy: float
+    energy: float  # at x
     iterations: int
     evaluations: int
-    reason: Literal["converged", "max_iters", "time_limit"]
+    reason: RoundReason
+    restarts: int = 0  # L-BFGS-B runs restarted after their line search gave up with progress
 
 
 class DecrementTracker:
@@ -66,6 +93,7 @@ class DecrementTracker:
         self.last_f = np.nan
         self.last_g: np.ndarray | None = None
         self.iterate_energy = np.nan  # at the last accepted point
+        self.start_energy = np.nan  # where the current run of L-BFGS-B started
         self.restart()
 
     def restart(self) -> None:
@@ -80,6 +108,7 @@ class DecrementTracker:
         self.evaluations += 1
         if self._iterate_x is None:  # the starting point
             self._iterate_x, self._iterate_g, self.iterate_energy = x.copy(), g, f
+            self.start_energy = f
         elif self._first_trial is None:
             self._first_trial = x.copy()
         self.last_x, self.last_f, self.last_g = x, f, g
@@ -166,31 +195,52 @@ def run_round(
     iteration_budget: int,
     deadline: float,
     report: Callable[[int, float], None],
+    evaluation_budget: float = np.inf,
 ) -> RoundOutcome:
+    """L-BFGS on ``fun`` from ``x0`` until Penrose's test or a bound ends the round (module docstring)."""
     tracker = DecrementTracker(fun)
-    reason: list[Literal["converged", "max_iters", "time_limit"]] = ["converged"]
+    reason: list[RoundReason] = ["converged"]
     stopped_by_us = [False]
+    # Energies at accepted iterations, the last STALL_WINDOW + 1 of them (ring buffer, by iteration).
+    recent = np.full(STALL_WINDOW + 1, np.nan)
+
+    def stalled() -> bool:
+        k = tracker.iterations
+        then, now = recent[(k - STALL_WINDOW) % recent.size], tracker.iterate_energy
+        return k > STALL_WINDOW and bool(then - now <= STALL_RTOL * max(abs(now), 1.0))
 
     def on_iteration(decrement: float) -> bool:
         report(tracker.iterations, tracker.last_f)
+        recent[tracker.iterations % recent.size] = tracker.iterate_energy
         if decrement < UO_STOP:
             pass  # converged: a bound reached at the same iteration does not matter
         elif tracker.iterations >= iteration_budget:
             reason[0] = "max_iters"
         elif time.perf_counter() >= deadline:
             reason[0] = "time_limit"
+        elif tracker.evaluations >= evaluation_budget:
+            reason[0] = "evaluation_budget"
+        elif stalled():
+            reason[0] = "stalled"
         stopped_by_us[0] = decrement < UO_STOP or reason[0] != "converged"
         return stopped_by_us[0]
 
     if iteration_budget <= 0:
         return RoundOutcome(x0, np.nan, 0, 0, "max_iters")
     x = x0
+    restarts = 0
     while True:
         before = tracker.iterations
         x = driver(tracker, x, on_iteration)
-        if stopped_by_us[0] or tracker.iterations == before:
+        if stopped_by_us[0]:
             break
-        # L-BFGS-B's line search gave up after some progress. Penrose's line search never gives up
-        # (it takes its last step), so go on from the last accepted point with a fresh memory.
+        # L-BFGS-B's line search gave up. Penrose's line search never gives up (it takes its last
+        # step), so go on from the last accepted point with a fresh memory, provided this run
+        # lowered the energy; iterations alone are no progress (null steps, see the docstring).
+        if tracker.iterations == before or not tracker.iterate_energy < tracker.start_energy:
+            break
         tracker.restart()
-    return RoundOutcome(x, tracker.iterate_energy, tracker.iterations, tracker.evaluations, reason[0])
+        restarts += 1
+    return RoundOutcome(
+        x, tracker.iterate_energy, tracker.iterations, tracker.evaluations, reason[0], restarts
+    )

@@ -46,10 +46,22 @@ The problem is supplied by the energy compiler through the small :class:`Penalty
 - ``goal_jacobian(x)``: (objective Jacobian, constraint Jacobian), called only to locate a
   non-finite gradient.
 
-``optimize(problem, x0, max_iters=, time_limit=, on_progress=)`` returns :class:`OptimizeResult`.
-Iterations (L-BFGS-B iterations, summed over rounds and stages) and wall time are bounded; when a
-bound is hit the result holds the last accepted point, that stage's status says which bound, and
-later stages are reported ``"NotRun"``.
+``optimize(problem, x0, max_iters=, time_limit=, on_progress=, stage_evaluations=)`` returns
+:class:`OptimizeResult`. Iterations (L-BFGS-B iterations, summed over rounds and stages) and wall
+time are bounded; when a bound is hit the result holds the last accepted point, that stage's status
+says which bound, and later stages are reported ``"NotRun"``.
+
+Guards against runs Penrose would not make (ours; a stage that converges as Penrose's does never
+meets them). Each cuts its stage short, says so in the stage's status, and the next stage runs
+from where it stopped, as after convergence:
+
+- ``"Stalled"``: a round made no meaningful progress over ``energies.lbfgs.STALL_WINDOW``
+  iterations (see :mod:`energies.lbfgs`); higher weights would only stiffen the same crawl.
+- ``"StageBudget"``: the stage spent its evaluations, ``stage_evaluations`` (default
+  :func:`default_stage_evaluations`: 15,000, or 20 per varying input for large problems).
+  Penrose's largest run on its registry takes 12,789 evaluations for all stages together
+  (curve-examples/blobs, 5.3 s; the next is 4,932), so a stage that needs more is in a basin
+  Penrose does not visit, and the budget keeps it within about twice Penrose's time.
 """
 
 from __future__ import annotations
@@ -73,7 +85,12 @@ EP_STOP = 1e-3
 # when its value exceeds 1e-3 (the same number as EP_STOP).
 SATISFIED_TOLERANCE = 1e-3
 
-StageStatus = Literal["EPConverged", "MaxIterations", "TimeLimit", "NotRun"]
+STAGE_EVALUATIONS = 15_000
+STAGE_EVALUATIONS_PER_INPUT = 20
+
+StageStatus = Literal["EPConverged", "Stalled", "StageBudget", "MaxIterations", "TimeLimit", "NotRun"]
+# Statuses after which later stages still run: the cut is the stage's own, not a global bound.
+_STAGE_CUTS = ("Stalled", "StageBudget")
 
 
 class OptimizeError(Exception):
@@ -235,6 +252,11 @@ def _ep_converged(x_prev: np.ndarray, e_prev: float, x_now: np.ndarray, e_now: f
     return float(np.linalg.norm(x_now - x_prev)) < EP_STOP or abs(e_now - e_prev) < EP_STOP
 
 
+def default_stage_evaluations(n_inputs: int) -> int:
+    """Each stage's evaluation budget unless the caller gives one (module docstring)."""
+    return max(STAGE_EVALUATIONS, STAGE_EVALUATIONS_PER_INPUT * n_inputs)
+
+
 @dataclass
 class _Budget:
     """What the stages share: the iteration and time limits and the running totals."""
@@ -245,6 +267,15 @@ class _Budget:
     on_progress: Callable[[Progress], None] | None
     iterations: int = 0
     evaluations: int = 0
+    stage_evaluations: float = math.inf  # each stage's own budget
+
+
+_ROUND_CUTS: dict[str, StageStatus] = {
+    "max_iters": "MaxIterations",
+    "time_limit": "TimeLimit",
+    "evaluation_budget": "StageBudget",
+    "stalled": "Stalled",
+}
 
 
 def _run_stage(problem: PenaltyProblem, x: np.ndarray, s: int, budget: _Budget) -> StageReport:
@@ -296,6 +327,7 @@ def _run_stage(problem: PenaltyProblem, x: np.ndarray, s: int, budget: _Budget) 
             iteration_budget=budget.max_iters - budget.iterations,
             deadline=budget.deadline,
             report=report,
+            evaluation_budget=budget.stage_evaluations - evaluations,
         )
         x[stage.varying] = outcome.x
         iterations += outcome.iterations
@@ -303,7 +335,7 @@ def _run_stage(problem: PenaltyProblem, x: np.ndarray, s: int, budget: _Budget) 
         budget.iterations += outcome.iterations
         budget.evaluations += outcome.evaluations
         if outcome.reason != "converged":
-            status = "MaxIterations" if outcome.reason == "max_iters" else "TimeLimit"
+            status = _ROUND_CUTS[outcome.reason]
             break
         if ep_round > 1 and last_ep is not None and _ep_converged(*last_ep, outcome.x, outcome.energy):
             break
@@ -329,6 +361,7 @@ def optimize(
     time_limit: float | None = None,
     on_progress: Callable[[Progress], None] | None = None,
     inner_solver: InnerSolver = "auto",
+    stage_evaluations: int | None = None,
 ) -> OptimizeResult:
     """Run every layout stage of ``problem`` from ``x0``; see the module docstring."""
     x = np.array(x0, dtype=np.float64)
@@ -336,11 +369,14 @@ def optimize(
     started = time.perf_counter()
     deadline = started + time_limit if time_limit is not None else np.inf
     budget = _Budget(max_iters, deadline, pick_driver(inner_solver), on_progress)
+    budget.stage_evaluations = (
+        default_stage_evaluations(problem.n_inputs) if stage_evaluations is None else stage_evaluations
+    )
     stage_reports: list[StageReport] = []
     _single_threaded_blas()
     for s in range(len(problem.stages)):
         stage_reports.append(_run_stage(problem, x, s, budget))
-        if stage_reports[-1].status != "EPConverged":
+        if stage_reports[-1].status not in ("EPConverged", *_STAGE_CUTS):
             break
     last = stage_reports[-1] if stage_reports else None
     for stage in problem.stages[len(stage_reports) :]:
