@@ -305,11 +305,13 @@ def headline(pairs: Sequence[Pair]) -> str:
     mine, penrose = (sum(r.get("nViolated") == 0 for r in rows) for rows in (ok, theirs))
     ratio = quartiles([r for p in pairs if (r := p.ratio("compileMs+optimizeMs")) is not None])
     median = f"{ratio[1]:.3g}" if ratio else "–"
+    cut = sum(r.get("optStatus") not in (None, "EPConverged") or bool(r.get("cutShort")) for r in ok)
     return (
         f"Of {sum(verdicts.values())} trios both ran, our final energy is worse than Penrose's on "
         f"{verdicts['worse']}, the same on {verdicts['same']} and better on {verdicts['better']}; "
         f"constraints satisfied on {mine} of {len(ok)} (Penrose {penrose} of {len(theirs)}); "
-        f"compile+optimize time, ours / Penrose's, median {median}."
+        f"compile+optimize time, ours / Penrose's, median {median}; {cut} of our layouts cut short by a"
+        " guard or budget."
     )
 
 
@@ -337,7 +339,7 @@ def per_trio_rows(pairs: Sequence[Pair]) -> list[list[str]]:
         ours, theirs = p.ours or {}, p.penrose or {}
         error = (ours.get("error") or "").strip().splitlines()
         starts = f"{ours['starts']} ({ours.get('chosenStart')})" if ours.get("starts") else "–"
-        row = [p.key, _fmt(ours.get("status")), _fmt(theirs.get("status")), verdict(p.ours, p.penrose) or "–"]
+        row = [p.key, _status(ours), _fmt(theirs.get("status")), verdict(p.ours, p.penrose) or "–"]
         row += [_fmt(ours.get("objectiveEnergy")), _fmt(ours.get("constraintEnergy")), starts]
         row.append(_fmt(p.ratio("totalMs")))
         row += [_fmt(side.get(field)) for field in COMPARED for side in (ours, theirs)]
@@ -363,9 +365,16 @@ def variation_table(rates: Sequence[VariationRate]) -> Summary:
     )
 
 
+def _status(row: Row) -> str:
+    """The run's status, with the optimizer's when a guard or budget cut the layout short."""
+    status = _fmt(row.get("status"))
+    cut = [c for c in (row.get("optStatus"), row.get("cutShort")) if c and c != "EPConverged"]
+    return f"{status} ({'; '.join(cut)})" if cut else status
+
+
 def _caption(p: Pair) -> str:
     """Status, and the two energies when both ran."""
-    status = p.ours["status"] if p.ours else "–"
+    status = _status(p.ours) if p.ours else "–"
     if verdict(p.ours, p.penrose) is None:
         return status
     return f"{status}; energy {_fmt(p.ours['energy'])} against Penrose's {_fmt(p.penrose['energy'])}"  # type: ignore[index]

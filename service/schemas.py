@@ -80,7 +80,10 @@ class PortfolioReport(BaseModel):
 
 class DiagramReport(BaseModel):
     svg: str
-    status: str = Field(description="optimizer status, EPConverged when every stage converged")
+    status: str = Field(
+        description="optimizer status: EPConverged when every stage converged; Stalled or StageBudget when"
+        " a stage was cut short by a guard (no progress, or its evaluation budget spent) and later stages ran"
+    )
     energy: float | None
     goals: list[GoalReport]
     warnings: list[str]

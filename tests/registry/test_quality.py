@@ -43,14 +43,16 @@ def test_no_verdict_without_two_energies() -> None:
 
 
 def test_headline_counts() -> None:
-    ours = [ok("a", 50.0, compileMs=1.0, optimizeMs=1.0), ok("b", 1.0, 2, compileMs=3.0, optimizeMs=1.0),
+    ours = [ok("a", 50.0, compileMs=1.0, optimizeMs=1.0, optStatus="StageBudget"),
+            ok("b", 1.0, 2, compileMs=3.0, optimizeMs=1.0, optStatus="EPConverged"),
             ok("c", -9.0, compileMs=1.0, optimizeMs=1.0), {"key": "d", "status": "crash"}]  # fmt: skip
     theirs = [ok("a", 10.0, compileMs=4.0, optimizeMs=4.0), ok("b", 1.0, compileMs=4.0, optimizeMs=4.0),
               ok("c", 0.0, compileMs=2.0, optimizeMs=2.0), ok("d", 3.0)]  # fmt: skip
     line = headline(pair_rows(ours, theirs))
     assert "worse than Penrose's on 1, the same on 1 and better on 1" in line
     assert "constraints satisfied on 2 of 3 (Penrose 4 of 4)" in line
-    assert "median 0.5." in line  # ratios 2/8, 4/8, 2/4
+    assert "median 0.5;" in line  # ratios 2/8, 4/8, 2/4
+    assert "1 of our layouts cut short" in line
 
 
 def test_good_layout_rates_against_penroses_median() -> None:
