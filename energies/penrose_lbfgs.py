@@ -7,7 +7,7 @@ its Moré-Thuente line search creeps up to the nearest minimum, while Penrose's 
 gradient and its line search bisects and keeps its last trial. Measured over seeds (ours vs Penrose's
 rate of good layouts): ``hypergraph/hypergraph`` 22/30 with L-BFGS-B, 31/31 with this driver and
 30/30 for Penrose; ``triangle-mesh-2d/diagrams/relative-orientation`` left a label radius trapped
-below zero in 9/40 runs with L-BFGS-B, 1/38 with this driver and 0/37 for Penrose (each of the last
+below zero in 9/40 runs with L-BFGS-B, 1/37 with this driver and 0/37 for Penrose (each of the last
 two also ended 3 runs on a non-finite energy).
 
 Contract of :func:`drive_penrose` (the ``Driver`` signature of ``energies.lbfgs``):
