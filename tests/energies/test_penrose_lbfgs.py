@@ -1,0 +1,129 @@
+"""Penrose's L-BFGS driver: its line search on hand-derived one-dimensional cases, its two-loop
+recursion against the explicit BFGS inverse-Hessian update, and the whole driver against known
+minimizers (numpy's linear solve, Rosenbrock's (1, 1))."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from energies.lbfgs import DecrementTracker
+from energies.penrose_lbfgs import EPSD, MAX_STEPS, drive_penrose, line_search, two_loop
+
+
+def _square(x: np.ndarray) -> tuple[float, np.ndarray]:
+    return float(x @ x), 2.0 * x
+
+
+class _Counting:
+    def __init__(self, fun):  # type: ignore[no-untyped-def]
+        self.fun, self.points = fun, []
+
+    def __call__(self, x: np.ndarray) -> tuple[float, np.ndarray]:
+        self.points.append(x.copy())
+        return self.fun(x)
+
+
+def test_line_search_bisects_back_to_armijo() -> None:
+    # f = x², x0 = 1, r = g = 2: t = 1 lands on f(-1) = 1 > 1 - 0.004 (Armijo fails), t = 1/2 lands
+    # on the minimum 0, where the slope 0 passes the curvature test 0 >= 0.9 * -4.
+    f = _Counting(_square)
+    x, t = line_search(f, np.array([1.0]), np.array([2.0]), 1.0, np.array([2.0]))
+    assert t == 0.5 and x[0] == 0.0
+    assert [p[0] for p in f.points] == [-1.0, 0.0]
+
+
+def test_line_search_doubles_until_the_curvature_test_passes() -> None:
+    # f = x², x0 = 1, r = 0.02: slope -0.04; at t = 1, 2, 4 the slope along -r (-0.02 f'(x)) is
+    # -0.0392, -0.0384, -0.0368 < -0.036 (curvature fails, Armijo holds); at t = 8, x = 0.84, -0.0336.
+    f = _Counting(_square)
+    x, t = line_search(f, np.array([1.0]), np.array([0.02]), 1.0, np.array([2.0]))
+    assert t == 8.0 and x[0] == pytest.approx(0.84)
+    assert len(f.points) == 4
+
+
+def test_line_search_takes_its_last_step_when_every_trial_fails() -> None:
+    # Every trial is non-finite: MAX_STEPS + 1 halvings from t = 1 are evaluated, then the next
+    # step (2^-(MAX_STEPS + 1)) is taken unevaluated, as Penrose does.
+    f = _Counting(lambda x: (float("inf"), np.zeros_like(x)))
+    r = np.array([4096.0, -2048.0])
+    x, t = line_search(f, np.zeros(2), r, 0.0, r)
+    assert len(f.points) == MAX_STEPS + 1
+    assert t == 2.0 ** -(MAX_STEPS + 1)
+    np.testing.assert_array_equal(x, -t * r)
+
+
+def test_two_loop_is_the_bfgs_inverse_hessian_update() -> None:
+    rng = np.random.default_rng(3)
+    n, k = 5, 4
+    a = rng.normal(size=(n, n))
+    hess = a @ a.T + n * np.eye(n)  # pairs from a convex quadratic, so sᵀy > 0
+    pairs = [(s, hess @ s) for s in rng.normal(size=(k, n))]  # newest first
+    s0, y0 = pairs[0]
+    h = (s0 @ y0) / (y0 @ y0 + EPSD) * np.eye(n)
+    for s, y in reversed(pairs):  # oldest update first
+        rho = 1.0 / (y @ s + EPSD)
+        v = np.eye(n) - rho * np.outer(y, s)
+        h = v.T @ h @ v + rho * np.outer(s, s)
+    g = rng.normal(size=n)
+    np.testing.assert_allclose(two_loop(g, pairs), h @ g, rtol=1e-10)
+
+
+def _drive(fun, x0: np.ndarray, tol: float) -> tuple[np.ndarray, DecrementTracker, list[float]]:  # type: ignore[no-untyped-def]
+    tracker = DecrementTracker(fun)
+    decrements: list[float] = []
+
+    def on_iteration(decrement: float) -> bool:
+        decrements.append(decrement)
+        return decrement < tol or len(decrements) > 10_000
+
+    return drive_penrose(tracker, x0, on_iteration), tracker, decrements
+
+
+def test_first_step_is_the_raw_gradient() -> None:
+    # f = |x|²/2: the first trial x0 - ∇f(x0) is the minimizer itself.
+    seen = _Counting(lambda x: (0.5 * float(x @ x), x.copy()))
+    x, _, decrements = _drive(seen, np.array([3.0, -4.0]), 1e-12)
+    np.testing.assert_array_equal(seen.points[1], [0.0, 0.0])
+    np.testing.assert_allclose(x, 0.0, atol=1e-12)
+    assert decrements[0] < 1e-12
+
+
+def test_convex_quadratic_reaches_the_linear_solve() -> None:
+    rng = np.random.default_rng(7)
+    a = rng.normal(size=(12, 12))
+    hess, b = a @ a.T + np.eye(12), rng.normal(size=12)
+
+    def fun(x: np.ndarray) -> tuple[float, np.ndarray]:
+        return float(0.5 * x @ hess @ x - b @ x), hess @ x - b
+
+    x, tracker, decrements = _drive(fun, rng.normal(size=12) * 10, 1e-16)
+    np.testing.assert_allclose(x, np.linalg.solve(hess, b), atol=1e-6)
+    # The decrement handed over is gᵀ H g >= 0, and the energy kept is φ where the last search began.
+    assert all(d >= 0 for d in decrements)
+    assert tracker.iterate_energy == pytest.approx(fun(np.linalg.solve(hess, b))[0], abs=1e-9)
+
+
+@pytest.mark.parametrize("start", [(-1.2, 1.0), (2.0, 2.0), (0.0, -1.5), (-2.0, 3.0)])
+def test_rosenbrock_reaches_its_minimizer(start: tuple[float, float]) -> None:
+    def fun(v: np.ndarray) -> tuple[float, np.ndarray]:
+        x, y = v
+        f = (1 - x) ** 2 + 100 * (y - x * x) ** 2
+        return float(f), np.array([-2 * (1 - x) - 400 * x * (y - x * x), 200 * (y - x * x)])
+
+    x, _, _ = _drive(fun, np.array(start), 1e-14)
+    np.testing.assert_allclose(x, [1.0, 1.0], atol=1e-5)
+
+
+def test_kept_energy_is_where_the_last_line_search_began() -> None:
+    # f = (x² + 10 y²)/2 from (1, 1), g = (1, 10), φ = 5.5: the first step halves t from 1 until
+    # Armijo holds at t = 1/8, x1 = (0.875, -0.25), φ(x1) = 0.3828125 + 0.3125 (slope there is
+    # -(0.875 - 25) >= 0.9 * -101, curvature passes). Stopping at the first check keeps φ(x1), not
+    # φ at the point the second line search ended on.
+    def fun(v: np.ndarray) -> tuple[float, np.ndarray]:
+        return float(0.5 * (v[0] ** 2 + 10 * v[1] ** 2)), np.array([v[0], 10 * v[1]])
+
+    tracker = DecrementTracker(fun)
+    x = drive_penrose(tracker, np.array([1.0, 1.0]), lambda decrement: True)
+    assert tracker.iterate_energy == 0.6953125
+    assert fun(x)[0] < 0.6953125
