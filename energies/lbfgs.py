@@ -55,6 +55,8 @@ import scipy
 from numpy.lib import NumpyVersion
 from scipy.optimize import minimize
 
+from energies.penrose_lbfgs import drive_penrose
+
 UO_STOP = 1e-2
 LBFGS_MEMORY = 17  # Penrose's m
 MAX_LINE_SEARCH_STEPS = 20
@@ -64,8 +66,9 @@ MAX_LINE_SEARCH_STEPS = 20
 STALL_WINDOW = 500
 STALL_RTOL = 1e-9
 
-InnerSolver = Literal["auto", "setulb", "minimize"]
+InnerSolver = Literal["auto", "setulb", "minimize", "penrose"]
 Driver = Callable[..., np.ndarray]
+Energy = Callable[[np.ndarray], tuple[float, np.ndarray]]
 RoundReason = Literal["converged", "max_iters", "time_limit", "evaluation_budget", "stalled"]
 
 
@@ -85,8 +88,9 @@ class DecrementTracker:
     ``evaluate`` sees every point L-BFGS-B asks for; ``accept`` is called when it starts a new
     iteration and returns the decrement at the previous iterate (the point the line search left)."""
 
-    def __init__(self, fun: Callable[[np.ndarray], tuple[float, np.ndarray]]) -> None:
+    def __init__(self, fun: Energy, trial_fun: Energy | None = None) -> None:
         self._fun = fun
+        self._trial_fun = trial_fun or fun
         self.evaluations = 0
         self.iterations = 0
         self.last_x: np.ndarray | None = None
@@ -103,8 +107,10 @@ class DecrementTracker:
         self._iterate_x: np.ndarray | None = None
         self._first_trial: np.ndarray | None = None
 
-    def evaluate(self, x: np.ndarray) -> tuple[float, np.ndarray]:
-        f, g = self._fun(x)
+    def evaluate(self, x: np.ndarray, trial: bool = False) -> tuple[float, np.ndarray]:
+        """φ and its gradient at x; a ``trial`` point (one a line search may reject) goes to
+        ``trial_fun``, which may answer a non-finite value as (inf, NaN gradient) instead of raising."""
+        f, g = self._trial_fun(x) if trial else self._fun(x)
         self.evaluations += 1
         if self._iterate_x is None:  # the starting point
             self._iterate_x, self._iterate_g, self.iterate_energy = x.copy(), g, f
@@ -178,7 +184,7 @@ def drive_minimize(
     return accepted[0]
 
 
-DRIVERS = {"setulb": drive_setulb, "minimize": drive_minimize}
+DRIVERS = {"setulb": drive_setulb, "minimize": drive_minimize, "penrose": drive_penrose}
 
 
 def pick_driver(name: InnerSolver) -> Driver:
@@ -188,7 +194,7 @@ def pick_driver(name: InnerSolver) -> Driver:
 
 
 def run_round(
-    fun: Callable[[np.ndarray], tuple[float, np.ndarray]],
+    fun: Energy,
     x0: np.ndarray,
     *,
     driver: Driver,
@@ -196,9 +202,12 @@ def run_round(
     deadline: float,
     report: Callable[[int, float], None],
     evaluation_budget: float = np.inf,
+    trial_fun: Energy | None = None,
 ) -> RoundOutcome:
-    """L-BFGS on ``fun`` from ``x0`` until Penrose's test or a bound ends the round (module docstring)."""
-    tracker = DecrementTracker(fun)
+    """L-BFGS on ``fun`` from ``x0`` until Penrose's test or a bound ends the round (module docstring).
+    ``trial_fun`` evaluates a line search's trial points for drivers that back off from non-finite
+    ones (``"penrose"``); it defaults to ``fun``."""
+    tracker = DecrementTracker(fun, trial_fun)
     reason: list[RoundReason] = ["converged"]
     stopped_by_us = [False]
     # Energies at accepted iterations, the last STALL_WINDOW + 1 of them (ring buffer, by iteration).

@@ -285,7 +285,7 @@ def _run_stage(problem: PenaltyProblem, x: np.ndarray, s: int, budget: _Budget) 
 
     all_vary = bool(stage.varying.all())
 
-    def energy_of_varying(xv: np.ndarray) -> tuple[float, np.ndarray]:
+    def energy_of_varying(xv: np.ndarray, trial: bool = False) -> tuple[float, np.ndarray]:
         if all_vary:  # the common case: skip the masking copies
             point = xv
             f, g = problem.energy_and_grad(point, s, weight)
@@ -296,6 +296,8 @@ def _run_stage(problem: PenaltyProblem, x: np.ndarray, s: int, budget: _Budget) 
             f, g = problem.energy_and_grad(point, s, weight)
             g = np.asarray(g, dtype=np.float64)[stage.varying]
         if not (math.isfinite(f) and np.isfinite(g).all()):
+            if trial:  # a line search's trial point: it backs off from it (see energies.lbfgs)
+                return math.inf, np.full(g.shape, np.nan)
             goal = _blame_nonfinite(problem, point, stage)
             what = f"goal {goal}" if goal else "an unnamed term"
             raise OptimizeError(
@@ -328,6 +330,7 @@ def _run_stage(problem: PenaltyProblem, x: np.ndarray, s: int, budget: _Budget) 
             deadline=budget.deadline,
             report=report,
             evaluation_budget=budget.stage_evaluations - evaluations,
+            trial_fun=functools.partial(energy_of_varying, trial=True),
         )
         x[stage.varying] = outcome.x
         iterations += outcome.iterations

@@ -52,7 +52,7 @@ Energy = Callable[[np.ndarray], tuple[float, np.ndarray]]
 class Tracker(Protocol):
     iterate_energy: float
 
-    def evaluate(self, x: np.ndarray) -> tuple[float, np.ndarray]: ...
+    def evaluate(self, x: np.ndarray, trial: bool = False) -> tuple[float, np.ndarray]: ...
 
     def accept(self) -> float: ...
 
@@ -102,9 +102,13 @@ def two_loop(g: np.ndarray, pairs: list[tuple[np.ndarray, np.ndarray]]) -> np.nd
 def drive_penrose(tracker: Tracker, x0: np.ndarray, on_iteration: Callable[[float], bool]) -> np.ndarray:
     """Penrose's L-BFGS from x0 until ``on_iteration`` says stop; returns the point reached."""
     fun = tracker.evaluate
+
+    def trial(x: np.ndarray) -> tuple[float, np.ndarray]:  # a non-finite trial fails Armijo, as in Penrose
+        return tracker.evaluate(x, trial=True)
+
     x_prev = np.array(x0, dtype=np.float64)
     f_prev, g_prev = fun(x_prev)
-    x, _ = line_search(fun, x_prev, g_prev, f_prev, g_prev)  # first step: H = I, not checked
+    x, _ = line_search(trial, x_prev, g_prev, f_prev, g_prev)  # first step: H = I, not checked
     pairs: list[tuple[np.ndarray, np.ndarray]] = []
     while True:
         f, g = fun(x)
@@ -112,7 +116,7 @@ def drive_penrose(tracker: Tracker, x0: np.ndarray, on_iteration: Callable[[floa
         del pairs[M:]
         x_prev, g_prev = x, g
         r = two_loop(g, pairs)
-        x, _ = line_search(fun, x_prev, r, f, g)
+        x, _ = line_search(trial, x_prev, r, f, g)
         tracker.accept()
         tracker.iterate_energy = f  # Penrose's lastUOenergy: φ where this line search started
         if on_iteration(float(g @ r)):

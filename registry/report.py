@@ -6,7 +6,8 @@ Penrose's, and a gallery of our SVG beside Penrose's: first every trio judged wo
 
 Layout quality is judged by the final energy (objectives plus constraint penalty, the quantity both
 optimizers minimize): ours is *worse* when it exceeds Penrose's by more than ``max(1, 0.1·|Penrose's|)``,
-*better* when it is below by as much, else the *same* (:func:`verdict`). A run over several
+*better* when it is below by as much, else the *same* (:func:`verdict`); when both leave constraints
+violated, the energies are first divided by each run's final constraint weight. A run over several
 variations (keys ``{key}@{i}``, see ``registry.bench --variations``) also reports, per trio, how
 often each system reached a *good* layout: an energy within that margin of Penrose's median energy
 over the variations (the reference row's energy when Penrose did not run them here).
@@ -34,6 +35,7 @@ from registry.trios import svg_name
 Row = dict[str, Any]
 TIMES = ("compileMs", "optimizeMs", "compileMs+optimizeMs", "renderMs", "totalMs")
 VIOLATION_TOLERANCE = 1e-3  # Penrose's results count a constraint violated above this
+INIT_CONSTRAINT_WEIGHT, WEIGHT_GROWTH_FACTOR = 1e3, 10.0  # Penrose's, as energies.optimize has them
 VARIATION_MARK = "@"  # `{key}@{i}`: the trio `key` under its i-th derived variation
 Verdict = str  # "worse", "same" or "better"
 
@@ -93,13 +95,35 @@ def energy_margin(reference: float) -> float:
     return max(1.0, 0.1 * abs(reference))
 
 
-def verdict(ours: Row | None, penrose: Row | None) -> Verdict | None:
-    """Our layout against Penrose's by final energy; None unless both ran ok with an energy."""
-    if not ours or not penrose or ours.get("status") != "ok" or penrose.get("status") != "ok":
-        return None
+def final_weight(row: Row) -> float | None:
+    """The constraint weight λ of a row's last exterior-point round (1e3, then 10x per round)."""
+    rounds = row.get("EProunds")
+    return None if rounds is None else INIT_CONSTRAINT_WEIGHT * WEIGHT_GROWTH_FACTOR**rounds
+
+
+def compared_energies(ours: Row, penrose: Row) -> tuple[float, float] | None:
+    """The two energies the verdict compares. When both layouts leave constraints violated, their
+    energies are λ times about the same squared violation, and λ is 10x higher per extra round the
+    exterior-point test happened to run: both are then divided by their own λ."""
     a, b = ours.get("energy"), penrose.get("energy")
     if a is None or b is None:
         return None
+    if ours.get("nViolated") and penrose.get("nViolated"):
+        la, lb = final_weight(ours), final_weight(penrose)
+        if la and lb:
+            return a / la, b / lb
+    return a, b
+
+
+def verdict(ours: Row | None, penrose: Row | None) -> Verdict | None:
+    """Our layout against Penrose's by final energy (see `compared_energies`); None unless both ran
+    ok with an energy."""
+    if not ours or not penrose or ours.get("status") != "ok" or penrose.get("status") != "ok":
+        return None
+    energies = compared_energies(ours, penrose)
+    if energies is None:
+        return None
+    a, b = energies
     if a > b + energy_margin(b):
         return "worse"
     return "better" if a < b - energy_margin(b) else "same"

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from energies.lbfgs import DecrementTracker
+from energies.optimize import GoalValues, StageSpec, optimize
 from energies.penrose_lbfgs import EPSD, MAX_STEPS, drive_penrose, line_search, two_loop
 
 
@@ -127,3 +128,43 @@ def test_kept_energy_is_where_the_last_line_search_began() -> None:
     x = drive_penrose(tracker, np.array([1.0, 1.0]), lambda decrement: True)
     assert tracker.iterate_energy == 0.6953125
     assert fun(x)[0] < 0.6953125
+
+
+class CappedQuadratic:
+    """φ = (x - 3)² + λ max(x - 1, 0)²: minimize (x - 3)² subject to x <= 1."""
+
+    n_inputs = 1
+    objective_names = ["sqr(x - 3)"]
+    constraint_names = ["lessThan(x, 1)"]
+    stages = [StageSpec("", np.ones(1, bool), np.ones(1, bool), np.ones(1, bool))]
+
+    def energy_and_grad(self, x: np.ndarray, stage: int, weight: float) -> tuple[float, np.ndarray]:
+        c = max(x[0] - 1, 0.0)
+        return (x[0] - 3) ** 2 + weight * c * c, np.array([2 * (x[0] - 3) + 2 * weight * c])
+
+    def goal_values(self, x: np.ndarray) -> GoalValues:
+        return GoalValues(np.array([(x[0] - 3) ** 2]), np.array([x[0] - 1]))
+
+    def goal_jacobian(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return np.array([[2 * (x[0] - 3)]]), np.array([[1.0]])
+
+
+@pytest.mark.parametrize(
+    ("x0", "x", "ep_rounds", "evaluations"),
+    [
+        # Penrose's own optimizer (@penrose/core 4.0.0-alpha.5: Optimizer.js start, then stepUntil
+        # until EPConverged), run in Node on φ = (x - 3)² + λ max(x - 1, 0)²: its final x, EPround and
+        # number of energy evaluations. L-BFGS-B ends this problem after 2 λ increases at x ≈ 1.00002.
+        (-5.0, 0.9991597149703536, 7, 302),
+        (0.0, 0.999653592904129, 6, 284),
+        (7.0, 0.9994763886263087, 7, 346),
+    ],
+)
+def test_a_whole_run_follows_penroses_optimizer(
+    x0: float, x: float, ep_rounds: int, evaluations: int
+) -> None:
+    result = optimize(CappedQuadratic(), np.array([x0]), inner_solver="penrose")
+    assert result.x[0] == pytest.approx(x, abs=1e-12)
+    assert result.ep_rounds == ep_rounds
+    assert result.stages[-1].weight == 1e3 * 10.0**ep_rounds
+    assert result.evaluations == evaluations

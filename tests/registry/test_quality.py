@@ -94,3 +94,13 @@ def test_bench_rejects_a_zero_start_count(tmp_path: Path, capsys: pytest.Capture
     registry = make_registry(tmp_path)
     assert main(["--registry", str(registry), "--out", str(tmp_path / "o"), "--starts", "0"]) == 2
     assert "--starts must be at least 1" in capsys.readouterr().err
+
+
+def test_when_both_violate_the_verdict_divides_by_each_final_weight() -> None:
+    # nitricacid-lewis: the same squared violation (20.09) at λ = 1e13 against Penrose's 1e9.
+    ours = ok("k", 2.009e14, 3, EProunds=10)
+    penrose = ok("k", 2.009e10, 3, EProunds=6)
+    assert verdict(ours, penrose) == "same"
+    assert verdict(ok("k", 3e14, 3, EProunds=10), penrose) == "worse"  # 30 against 20.09
+    # Only ours violated: the raw energies decide, and the penalty makes ours worse.
+    assert verdict(ok("k", 2.009e14, 3, EProunds=10), ok("k", 2.009e10, 0, EProunds=6)) == "worse"
