@@ -1,6 +1,12 @@
 """One exterior-point round of Penrose's optimizer: L-BFGS on φ(·, λ) until Penrose's test.
 
-The solver is scipy's L-BFGS-B with no bounds, memory 17 (Penrose's ``m``), its own tests disabled
+The default driver (``inner_solver="auto"``) is ``"penrose"``: Penrose's own L-BFGS
+(:mod:`energies.penrose_lbfgs`). Its first step along the raw gradient and its bisecting line search
+reach Penrose's minima where the landscape has several (labels that must pass each other to reach
+their dots, hyperedges stacked in layers); a whole run reproduces Penrose's optimizer in Node to
+1e-12. The scipy drivers below remain for comparison (``"setulb"``, ``"minimize"``).
+
+The scipy solver is L-BFGS-B with no bounds, memory 17 (Penrose's ``m``), its own tests disabled
 (``factr = pgtol = 0``) so that Penrose's decrement test decides. L-BFGS-B's first trial step of
 every iteration after the first is the full quasi-Newton step d = -H g, so gᵀHg = -g·d is read off
 that trial point; the first iteration uses H = I (gᵀHg = |g|²). When L-BFGS-B's line search gives
@@ -14,7 +20,7 @@ run stops without progress the round counts as converged: no point L-BFGS-B can 
 and with it the identity part of its decrement). Restarting after a null step instead began
 again with H = I, whose decrement |g|² never passes the test, and restarted forever (nitric
 acid's Lewis structure: 2,000,000 evaluations instead of Penrose's 823). Two drivers of the same
-routine exist; ``inner_solver="auto"`` picks the faster one scipy supports:
+routine exist:
 
 - ``"setulb"``: our loop around ``scipy.optimize._lbfgsb.setulb`` (scipy >= 1.15 signature).
 - ``"minimize"``: ``scipy.optimize.minimize(method="L-BFGS-B", jac=True)``: public API, any
@@ -51,9 +57,6 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-import scipy
-from numpy.lib import NumpyVersion
-from scipy.optimize import minimize
 
 from energies.penrose_lbfgs import drive_penrose
 
@@ -66,7 +69,7 @@ MAX_LINE_SEARCH_STEPS = 20
 STALL_WINDOW = 500
 STALL_RTOL = 1e-9
 
-InnerSolver = Literal["auto", "setulb", "minimize", "penrose"]
+InnerSolver = Literal["auto", "penrose", "setulb", "minimize"]
 Driver = Callable[..., np.ndarray]
 Energy = Callable[[np.ndarray], tuple[float, np.ndarray]]
 RoundReason = Literal["converged", "max_iters", "time_limit", "evaluation_budget", "stalled"]
@@ -173,7 +176,9 @@ def drive_minimize(
     """The same through scipy's public ``minimize`` interface."""
     accepted = [np.array(x0, dtype=np.float64)]
 
-    def callback(intermediate_result: scipy.optimize.OptimizeResult) -> None:
+    from scipy.optimize import OptimizeResult, minimize  # imported when used: scipy loads slowly
+
+    def callback(intermediate_result: OptimizeResult) -> None:
         accepted[0] = np.array(intermediate_result.x, copy=True)
         if on_iteration(tracker.accept()):
             raise StopIteration
@@ -189,7 +194,7 @@ DRIVERS = {"setulb": drive_setulb, "minimize": drive_minimize, "penrose": drive_
 
 def pick_driver(name: InnerSolver) -> Driver:
     if name == "auto":
-        name = "setulb" if NumpyVersion(scipy.__version__) >= "1.15.0" else "minimize"
+        name = "penrose"
     return DRIVERS[name]
 
 

@@ -34,7 +34,8 @@ description above.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 import numpy as np
@@ -83,7 +84,7 @@ def line_search(
     return x0 - t * r, t
 
 
-def two_loop(g: np.ndarray, pairs: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+def two_loop(g: np.ndarray, pairs: Sequence[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
     """r = H g for the L-BFGS inverse Hessian H of the pairs (s, y), newest first."""
     q = g.copy()
     rhos = [1.0 / (float(y @ s) + EPSD) for s, y in pairs]
@@ -94,8 +95,9 @@ def two_loop(g: np.ndarray, pairs: list[tuple[np.ndarray, np.ndarray]]) -> np.nd
         q -= a * y
     s0, y0 = pairs[0]
     r = (float(s0 @ y0) / (float(y0 @ y0) + EPSD)) * q
-    for (s, y), rho, a in reversed(list(zip(pairs, rhos, alphas))):
-        r += (a - rho * float(y @ r)) * s
+    for k in range(len(alphas) - 1, -1, -1):
+        s, y = pairs[k]
+        r += (alphas[k] - rhos[k] * float(y @ r)) * s
     return r
 
 
@@ -109,11 +111,10 @@ def drive_penrose(tracker: Tracker, x0: np.ndarray, on_iteration: Callable[[floa
     x_prev = np.array(x0, dtype=np.float64)
     f_prev, g_prev = fun(x_prev)
     x, _ = line_search(trial, x_prev, g_prev, f_prev, g_prev)  # first step: H = I, not checked
-    pairs: list[tuple[np.ndarray, np.ndarray]] = []
+    pairs: deque[tuple[np.ndarray, np.ndarray]] = deque(maxlen=M)  # newest first
     while True:
         f, g = fun(x)
-        pairs.insert(0, (x - x_prev, g - g_prev))
-        del pairs[M:]
+        pairs.appendleft((x - x_prev, g - g_prev))
         x_prev, g_prev = x, g
         r = two_loop(g, pairs)
         x, _ = line_search(trial, x_prev, r, f, g)

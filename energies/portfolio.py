@@ -43,7 +43,9 @@ from energies.optimize import OptimizeError, OptimizeResult, PenaltyProblem, Pro
 from energies.shapes import rng_for
 
 DEFAULT_STARTS = 6
-DEFAULT_MAX_EVALUATIONS = 20_000
+# Cheap layouts (most take a few hundred evaluations) get every start; expensive ones keep one or two,
+# so that no layout costs much more than Penrose's single run.
+DEFAULT_MAX_EVALUATIONS = 8_000
 AGREEMENT = 1e-3  # relative (and absolute, below 1) energy difference taken as the same minimum
 AGREEING = 3  # two starts can share a poor basin; three in a row rarely do
 

@@ -283,7 +283,10 @@ def test_progress_reports_every_iteration() -> None:
     seen = []
     result = optimize(QUADRATIC, np.array([-5.0]), on_progress=seen.append)
     assert [p.iterations for p in seen] == list(range(1, result.iterations + 1))
-    assert sorted({p.weight for p in seen}) == [1e3, 1e4, 1e5]
+    # λ from 1e3 up by 10x per round: 1e10 here, as Penrose's own optimizer reaches on this problem
+    # (tests/energies/test_penrose_lbfgs.py), where scipy's L-BFGS-B stops at 1e5.
+    assert sorted({p.weight for p in seen}) == [1e3 * 10.0**k for k in range(result.ep_rounds + 1)]
+    assert result.ep_rounds == 7
 
 
 def test_ep_test_stops_rounds_when_points_stop_moving() -> None:
