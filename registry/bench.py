@@ -179,7 +179,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, required=True, help="output folder")
     p.add_argument("--jobs", type=int, default=1, help="worker processes at a time (default 1)")
     p.add_argument("--scheduler", help="Dask scheduler address, e.g. tcp://host:8786 (instead of --jobs)")
-    p.add_argument("--only", help="run only keys matching this glob, e.g. 'set-theory-domain/*'")
+    p.add_argument(
+        "--only",
+        action="append",
+        help="run only keys matching this glob, e.g. 'set-theory-domain/*' (repeat for several)",
+    )
     p.add_argument(
         "--timeout", type=float, default=120.0, help="seconds per trio (default 120; killed after S + grace)"
     )

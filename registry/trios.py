@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -112,13 +113,18 @@ class TrioLoadFailure:
     error: str
 
 
-def load_registry_entries(registry_dir: Path, only: str | None = None) -> list[TrioSpec | TrioLoadFailure]:
-    """Every entry of a registry folder whose key matches the glob ``only`` (all when None); an entry
-    whose trio cannot be read becomes a :class:`TrioLoadFailure` instead of stopping the others."""
+Globs = str | Sequence[str] | None
+
+
+def load_registry_entries(registry_dir: Path, only: Globs = None) -> list[TrioSpec | TrioLoadFailure]:
+    """Every entry of a registry folder whose key matches the glob ``only``, or any of several (all
+    when None); an entry whose trio cannot be read becomes a :class:`TrioLoadFailure` instead of
+    stopping the others."""
     registry_dir = Path(registry_dir)
+    patterns = [only] if isinstance(only, str) else only
     entries: list[TrioSpec | TrioLoadFailure] = []
     for key, meta in registry_keys(registry_dir).items():
-        if only is not None and not fnmatch.fnmatchcase(key, only):
+        if patterns is not None and not any(fnmatch.fnmatchcase(key, p) for p in patterns):
             continue
         name = meta.get("name")
         try:
@@ -128,7 +134,7 @@ def load_registry_entries(registry_dir: Path, only: str | None = None) -> list[T
     return entries
 
 
-def load_registry(registry_dir: Path, only: str | None = None) -> list[TrioSpec]:
+def load_registry(registry_dir: Path, only: Globs = None) -> list[TrioSpec]:
     """Like :func:`load_registry_entries`, but the first unreadable trio raises :class:`TrioError`."""
     entries = load_registry_entries(registry_dir, only)
     for entry in entries:

@@ -104,3 +104,13 @@ def test_when_both_violate_the_verdict_divides_by_each_final_weight() -> None:
     assert verdict(ok("k", 3e14, 3, EProunds=10), penrose) == "worse"  # 30 against 20.09
     # Only ours violated: the raw energies decide, and the penalty makes ours worse.
     assert verdict(ok("k", 2.009e14, 3, EProunds=10), ok("k", 2.009e10, 0, EProunds=6)) == "worse"
+
+
+def test_only_can_be_given_several_times(tmp_path: Path) -> None:
+    registry = make_registry(tmp_path)
+    out = tmp_path / "out"
+    argv = ["--registry", str(registry), "--out", str(out), "--no-progress", "--only", "g/fine",
+            "--only", "g/also*", "--task", "tests.registry.registry_fake_tasks:energetic"]  # fmt: skip
+    assert main(argv) == 0
+    keys = sorted(json.loads(line)["key"] for line in (out / "results.jsonl").read_text().splitlines())
+    assert keys == ["g/alsofine", "g/fine"]
