@@ -393,6 +393,11 @@ def optimize(
     constraint_values = values[final.constraints] if final is not None else values
     objective_values = goals.values[0][final.objectives] if final is not None else goals.values[0]
     overall = next((r.status for r in stage_reports if r.status != "EPConverged"), "EPConverged")
+    # φ at the final point (as Penrose's runner reports evalEnergy of the final state). A round's own
+    # energy is φ where its last line search began (Penrose's lastUOenergy, which its
+    # exterior-point test compares), one step before the point it returns.
+    penalty = float(np.sum(np.maximum(constraint_values, 0.0) ** 2))
+    energy = float(objective_values.sum()) + last.weight * penalty if last else float("nan")
     return OptimizeResult(
         x=x,
         status=overall,
@@ -400,7 +405,7 @@ def optimize(
         iterations=budget.iterations,
         evaluations=budget.evaluations,
         ep_rounds=last.ep_rounds if last else 0,
-        energy=last.energy if last else float("nan"),
+        energy=energy,
         objective_energy=float(objective_values.sum()),
         goals=goals,
         max_constraint_violation=float(constraint_values.max()) if constraint_values.size else 0.0,

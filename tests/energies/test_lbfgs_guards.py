@@ -16,6 +16,7 @@ from energies.lbfgs import (
     STALL_WINDOW,
     UO_STOP,
     DecrementTracker,
+    RoundOutcome,
     pick_driver,
     run_round,
 )
@@ -72,6 +73,18 @@ def scripted(energies: Callable[[int], float]) -> Callable[[np.ndarray], tuple[f
     return lambda x: (energies(int(x[0])), np.array([-1.0]))  # downhill towards the next iterate
 
 
+def crawl(energy: Callable[[int], float], iteration_budget: int) -> RoundOutcome:
+    """A round of the scripted crawl through the energies energy(0), energy(1), ..."""
+    return run_round(
+        scripted(energy),
+        np.array([0.0]),
+        driver=crawling_driver(energy),
+        iteration_budget=iteration_budget,
+        deadline=np.inf,
+        report=lambda iterations, energy: None,
+    )
+
+
 def test_a_crawling_round_stops_as_stalled_after_one_window() -> None:
     # φ_k = 1e6 - 1e-9 k: over any STALL_WINDOW iterations it falls by 5e-7, below
     # STALL_RTOL · 1e6 = 1e-3, so the first full window ends the round.
@@ -79,14 +92,7 @@ def test_a_crawling_round_stops_as_stalled_after_one_window() -> None:
         return 1e6 - 1e-9 * k
 
     assert STALL_WINDOW * 1e-9 <= STALL_RTOL * 1e6
-    outcome = run_round(
-        scripted(energy),
-        np.array([0.0]),
-        driver=crawling_driver(energy),
-        iteration_budget=100 * STALL_WINDOW,
-        deadline=np.inf,
-        report=lambda iterations, energy: None,
-    )
+    outcome = crawl(energy, iteration_budget=100 * STALL_WINDOW)
     assert outcome.reason == "stalled"
     assert outcome.iterations == STALL_WINDOW + 1
     assert outcome.energy == energy(STALL_WINDOW)
@@ -97,14 +103,7 @@ def test_steady_progress_is_not_a_stall() -> None:
     def energy(k: int) -> float:
         return 1e6 * 0.9999**k
 
-    outcome = run_round(
-        scripted(energy),
-        np.array([0.0]),
-        driver=crawling_driver(energy),
-        iteration_budget=3 * STALL_WINDOW,
-        deadline=np.inf,
-        report=lambda iterations, energy: None,
-    )
+    outcome = crawl(energy, iteration_budget=3 * STALL_WINDOW)
     assert outcome.reason == "max_iters"
     assert outcome.iterations == 3 * STALL_WINDOW
 
