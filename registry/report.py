@@ -101,18 +101,19 @@ def final_weight(row: Row) -> float | None:
     return None if rounds is None else INIT_CONSTRAINT_WEIGHT * WEIGHT_GROWTH_FACTOR**rounds
 
 
-def compared_energies(ours: Row, penrose: Row) -> tuple[float, float] | None:
-    """The two energies the verdict compares. When both layouts leave constraints violated, their
-    energies are λ times about the same squared violation, and λ is 10x higher per extra round the
-    exterior-point test happened to run: both are then divided by their own λ."""
+def compared_energies(ours: Row, penrose: Row) -> tuple[float, float, float] | None:
+    """Our energy, Penrose's and the margin between them that the verdict uses. When both layouts
+    leave constraints violated, their energies are λ times about the same squared violation, and λ is
+    10x higher per extra round the exterior-point test happened to run: both energies are then
+    divided by their own λ, and the margin by Penrose's."""
     a, b = ours.get("energy"), penrose.get("energy")
     if a is None or b is None:
         return None
     if ours.get("nViolated") and penrose.get("nViolated"):
         la, lb = final_weight(ours), final_weight(penrose)
         if la and lb:
-            return a / la, b / lb
-    return a, b
+            return a / la, b / lb, energy_margin(b) / lb
+    return a, b, energy_margin(b)
 
 
 def verdict(ours: Row | None, penrose: Row | None) -> Verdict | None:
@@ -123,10 +124,10 @@ def verdict(ours: Row | None, penrose: Row | None) -> Verdict | None:
     energies = compared_energies(ours, penrose)
     if energies is None:
         return None
-    a, b = energies
-    if a > b + energy_margin(b):
+    a, b, margin = energies
+    if a > b + margin:
         return "worse"
-    return "better" if a < b - energy_margin(b) else "same"
+    return "better" if a < b - margin else "same"
 
 
 def base_key(key: str) -> str:

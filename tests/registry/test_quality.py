@@ -102,6 +102,9 @@ def test_when_both_violate_the_verdict_divides_by_each_final_weight() -> None:
     penrose = ok("k", 2.009e10, 3, EProunds=6)
     assert verdict(ours, penrose) == "same"
     assert verdict(ok("k", 3e14, 3, EProunds=10), penrose) == "worse"  # 30 against 20.09
+    # persistent-homology: 1.36e4 against 104.9, both at λ = 1e6: the margin is Penrose's, scaled too.
+    assert verdict(ok("k", 1.36e4, 37, EProunds=3), ok("k", 104.9, 19, EProunds=3)) == "worse"
+    assert verdict(ok("k", 110.0, 37, EProunds=3), ok("k", 104.9, 19, EProunds=3)) == "same"
     # Only ours violated: the raw energies decide, and the penalty makes ours worse.
     assert verdict(ok("k", 2.009e14, 3, EProunds=10), ok("k", 2.009e10, 0, EProunds=6)) == "worse"
 
