@@ -5,14 +5,10 @@
 
 Penrose users press "resample" until a diagram looks right: the exterior-point method is a local
 method, and labels or shapes can settle in a poor local minimum (stacked labels, a shape stuck
-behind another). A portfolio does the resampling for them. A :class:`Start` is an initial state and
-the inner solver that optimizes it (:mod:`energies.lbfgs`). Start 0 is the variation's own initial
-state under Penrose's L-BFGS, so ``starts=1`` is exactly Penrose's single run. Start 1 is the same
-state under scipy's L-BFGS-B: a different line search settles in different minima, and where
-Penrose's path ends in a poor one (a molecule's bonds, a graph's stacked labels) the other often
-does not. Starts 2.. draw every sampled unknown (positions and sizes; colors stay) again from its
-sampling range with a generator seeded from the variation and the start's number, under Penrose's
-L-BFGS, so the same variation always gives the same starts and the same layout.
+behind another). A portfolio does the resampling for them. Start 0 is the variation's own initial
+state, so ``starts=1`` is exactly Penrose's single run; start k >= 1 draws every sampled unknown
+(positions and sizes; colors stay) again from its sampling range with a generator seeded from the
+variation and k, so the same variation always gives the same starts and the same layout.
 
 All starts share one compiled energy and run one after another in this process (a service already
 keeps its cores busy with one request per worker). The best layout is the one with the fewest
@@ -43,7 +39,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from energies.diagram import Unknowns
-from energies.lbfgs import InnerSolver
 from energies.optimize import OptimizeError, OptimizeResult, PenaltyProblem, Progress, optimize
 from energies.shapes import rng_for
 
@@ -53,13 +48,6 @@ DEFAULT_STARTS = 6
 DEFAULT_MAX_EVALUATIONS = 8_000
 AGREEMENT = 1e-3  # relative (and absolute, below 1) energy difference taken as the same minimum
 AGREEING = 3  # two starts can share a poor basin; three in a row rarely do
-SECOND_SOLVER: InnerSolver = "setulb"
-
-
-@dataclass(frozen=True)
-class Start:
-    x0: np.ndarray
-    solver: InnerSolver = "penrose"
 
 
 @dataclass(frozen=True)
@@ -88,13 +76,10 @@ class PortfolioResult:
     stopped: str = "starts"  # "starts", "optimal", "agreement", "evaluations", "seconds" or "time-limit"
 
 
-def portfolio_starts(unknowns: Unknowns, variation: str, count: int) -> list[Start]:
-    """The starts of a portfolio (module docstring): the variation's own state under Penrose's L-BFGS
-    and under L-BFGS-B, then resampled states; `count` in all."""
-    own = np.array(unknowns.x0, dtype=np.float64)
-    starts = [Start(own), Start(own, SECOND_SOLVER)]
-    starts += [Start(unknowns.resample(rng_for(f"{variation}\x00start {k}"))) for k in range(2, count)]
-    return starts[:count]
+def portfolio_starts(unknowns: Unknowns, variation: str, count: int) -> list[np.ndarray]:
+    """The initial states of a portfolio: the variation's own, then `count - 1` resampled ones."""
+    first = np.array(unknowns.x0, dtype=np.float64)
+    return [first] + [unknowns.resample(rng_for(f"{variation}\x00start {k}")) for k in range(1, count)]
 
 
 def _rank(r: OptimizeResult) -> tuple[int, float]:
@@ -108,7 +93,7 @@ def _same_minimum(a: float, b: float) -> bool:
 
 def optimize_portfolio(
     problem: PenaltyProblem,
-    starts: Sequence[Start],
+    starts: Sequence[np.ndarray],
     *,
     settings: PortfolioSettings = PortfolioSettings(),
     max_iters: int = 100_000,
@@ -122,14 +107,7 @@ def optimize_portfolio(
     start whose energy becomes non-finite is skipped."""
     began = time.perf_counter()
     deadline = began + time_limit if time_limit is not None else math.inf
-    first = run(
-        problem,
-        starts[0].x0,
-        max_iters=max_iters,
-        time_limit=time_limit,
-        on_progress=on_progress,
-        inner_solver=starts[0].solver,
-    )
+    first = run(problem, starts[0], max_iters=max_iters, time_limit=time_limit, on_progress=on_progress)
     result = PortfolioResult(first, 0, [_summary(0, first)], evaluations=first.evaluations)
     if first.status == "TimeLimit":
         return result
@@ -156,14 +134,7 @@ def optimize_portfolio(
             # Each iteration costs at least one evaluation: capping iterations at what is left of the
             # budget keeps a start that wanders (a poor basin, a stiff penalty) within it.
             cap = min(max_iters, settings.max_evaluations - evaluations)
-            r = run(
-                problem,
-                starts[k].x0,
-                max_iters=cap,
-                time_limit=budget_end - now,
-                on_progress=on_progress,
-                inner_solver=starts[k].solver,
-            )
+            r = run(problem, starts[k], max_iters=cap, time_limit=budget_end - now, on_progress=on_progress)
         except OptimizeError:  # a resampled start may run into a NaN region; the others stand
             continue
         result.evaluations += r.evaluations

@@ -9,7 +9,7 @@ import pytest
 
 from energies.diagram import Unknowns
 from energies.optimize import GoalValues, StageSpec, optimize
-from energies.portfolio import SECOND_SOLVER, PortfolioSettings, Start, optimize_portfolio, portfolio_starts
+from energies.portfolio import PortfolioSettings, optimize_portfolio, portfolio_starts
 
 TILT = 0.3
 
@@ -55,7 +55,7 @@ def well(x: float) -> float:
     return (x * x - 1) ** 2 + TILT * x
 
 
-STARTS = [Start(np.array([v])) for v in (0.9, 1.5, -0.5, -1.8, -0.7, 1.1)]
+STARTS = [np.array([v]) for v in (0.9, 1.5, -0.5, -1.8, -0.7, 1.1)]
 
 
 def test_one_start_is_a_single_run_and_stays_in_its_well() -> None:
@@ -63,7 +63,7 @@ def test_one_start_is_a_single_run_and_stays_in_its_well() -> None:
     r = optimize_portfolio(DoubleWell(), STARTS, settings=PortfolioSettings(starts=1))
     assert [s.start for s in r.starts] == [0] and r.chosen == 0
     assert r.best.x[0] == pytest.approx(right, abs=1e-3)
-    single = optimize(DoubleWell(), STARTS[0].x0)
+    single = optimize(DoubleWell(), STARTS[0])
     assert r.best.x.tolist() == single.x.tolist()  # the same run as without a portfolio
 
 
@@ -72,7 +72,7 @@ def test_the_portfolio_finds_the_deeper_well() -> None:
     r = optimize_portfolio(DoubleWell(), STARTS, settings=PortfolioSettings(starts=6))
     assert r.best.x[0] == pytest.approx(left, abs=1e-3)
     assert r.best.energy == pytest.approx(well(left), abs=1e-6)
-    assert STARTS[r.chosen].x0[0] < 0  # a start in the left well's basin won
+    assert STARTS[r.chosen][0] < 0  # a start in the left well's basin won
     # Two starts in the right well did not stop the search; the third start in the left well did.
     assert r.stopped == "agreement" and len(r.starts) == 5
 
@@ -99,12 +99,12 @@ def test_ties_go_to_the_earlier_start_and_runs_are_repeatable() -> None:
     a = optimize_portfolio(DoubleWell(), STARTS, settings=PortfolioSettings(starts=6))
     b = optimize_portfolio(DoubleWell(), STARTS, settings=PortfolioSettings(starts=6))
     assert a.chosen == b.chosen and a.best.x.tolist() == b.best.x.tolist()
-    same_basin = [Start(np.array([-1.0])), Start(np.array([-1.0]))]
+    same_basin = [np.array([-1.0]), np.array([-1.0])]
     assert optimize_portfolio(DoubleWell(), same_basin).chosen == 0
 
 
 def test_the_evaluation_budget_keeps_expensive_layouts_to_one_start() -> None:
-    first = optimize(DoubleWell(), STARTS[0].x0)
+    first = optimize(DoubleWell(), STARTS[0])
     tight = PortfolioSettings(starts=6, max_evaluations=2 * first.evaluations - 1)
     r = optimize_portfolio(DoubleWell(), STARTS, settings=tight)
     assert len(r.starts) == 1 and r.stopped == "evaluations" and r.cut_short is None
@@ -122,17 +122,15 @@ def test_starts_resample_only_sampled_unknowns_within_their_ranges() -> None:
     u.add(7.0, "fixed")  # a value the Style gave: every start keeps it
     u.add(20.0, "A.r", sampled_from=(3.0, 50.0))
     starts = portfolio_starts(u, "seed", 8)
-    assert [s.solver for s in starts] == ["penrose", SECOND_SOLVER] + ["penrose"] * 6
-    assert starts[0].x0.tolist() == starts[1].x0.tolist() == [5.0, 7.0, 20.0]
-    rest = np.array([s.x0 for s in starts[2:]])
+    assert starts[0].tolist() == [5.0, 7.0, 20.0]
+    rest = np.array(starts[1:])
     assert np.all(rest[:, 1] == 7.0)
     assert np.all((rest[:, 0] >= -100) & (rest[:, 0] < 100)) and np.all((rest[:, 2] >= 3) & (rest[:, 2] < 50))
-    assert len({tuple(s.x0) for s in starts}) == 7
+    assert len({tuple(s) for s in starts}) == 8
     again = portfolio_starts(u, "seed", 8)
-    assert all(a.x0.tolist() == b.x0.tolist() for a, b in zip(starts, again))
+    assert all(a.tolist() == b.tolist() for a, b in zip(starts, again))
     other = portfolio_starts(u, "other seed", 8)
-    assert other[2].x0.tolist() != starts[2].x0.tolist()
-    assert len(portfolio_starts(u, "seed", 1)) == 1
+    assert other[1].tolist() != starts[1].tolist()
 
 
 def test_a_resampled_start_that_fails_is_skipped() -> None:
@@ -142,7 +140,6 @@ def test_a_resampled_start_that_fails_is_skipped() -> None:
         from energies.optimize import OptimizeError
 
         calls.append(float(x0[0]))
-        assert options["inner_solver"] == "penrose"
         if len(calls) == 3:
             raise OptimizeError("energy nan", goal=None, stage="", x=x0)
         return optimize(problem, x0, **options)
@@ -152,7 +149,7 @@ def test_a_resampled_start_that_fails_is_skipped() -> None:
 
 
 def test_a_start_cut_by_the_evaluation_budget_is_dropped() -> None:
-    first = optimize(DoubleWell(), STARTS[0].x0)
+    first = optimize(DoubleWell(), STARTS[0])
     budget = 3 * first.evaluations
     caps: list[int] = []
 
@@ -166,15 +163,3 @@ def test_a_start_cut_by_the_evaluation_budget_is_dropped() -> None:
     assert caps == [100_000, budget - first.evaluations]
     assert [s.start for s in r.starts] == [0] and r.stopped == "evaluations"
     assert r.evaluations > first.evaluations  # the dropped start's work is still counted
-
-
-def test_each_start_runs_under_its_own_solver() -> None:
-    solvers: list[str] = []
-
-    def run(problem, x0, **options):
-        solvers.append(options["inner_solver"])
-        return optimize(problem, x0, **options)
-
-    starts = [Start(np.array([0.9])), Start(np.array([0.9]), "setulb"), Start(np.array([-0.5]))]
-    r = optimize_portfolio(DoubleWell(), starts, settings=PortfolioSettings(starts=3), run=run)
-    assert solvers == ["penrose", "setulb", "penrose"] and len(r.starts) == 3
