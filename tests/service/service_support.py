@@ -1,4 +1,5 @@
-"""Shared helpers of the service tests: our examples as request bodies, a heavy diagram, live servers."""
+"""Shared helpers of the service tests: our examples as request bodies, a heavy diagram, live servers,
+registry trios laid out through the pipeline."""
 
 from __future__ import annotations
 
@@ -8,14 +9,38 @@ import socket
 import subprocess
 import sys
 import time
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 
 from service.examples import example
 
 REPO = Path(__file__).resolve().parents[2]
+REGISTRY = REPO / ".." / "shared" / "penrose-registry"
+REFERENCE = REPO / ".." / "shared" / "penrose-reference"
+HAS_REGISTRY = (REGISTRY / "registry.json").is_file() and (REFERENCE / "results.jsonl").is_file()
+
+
+def render_registry_trio(key: str, **options: Any) -> Any:
+    """A registry trio (by key) through `render_trio`, its images resolved, warnings silenced."""
+    from registry.trios import load_trio
+    from service.pipeline import render_trio, trio_image_resolver
+
+    trio = load_trio(REGISTRY / f"{key}.trio.json", key=key)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return render_trio(
+            trio.domain,
+            trio.substance,
+            trio.style,
+            trio.variation,
+            trio.exclude_warnings,
+            resolve_image=trio_image_resolver(trio.base_dir, *trio.style_dirs),
+            **options,
+        )
 
 
 def example_body(name: str, **overrides: object) -> dict[str, object]:

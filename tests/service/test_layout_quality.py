@@ -11,42 +11,25 @@ from __future__ import annotations
 
 import json
 import math
-import warnings
-from pathlib import Path
 
 import pytest
 
 from registry.report import verdict
-from registry.trios import load_trio
-from service.pipeline import Rendering, concrete_shapes, render_trio, trio_image_resolver
+from service.pipeline import Rendering, concrete_shapes
 
-ROOT = Path(__file__).resolve().parents[2]
-REGISTRY = ROOT / ".." / "shared" / "penrose-registry"
-REFERENCE = ROOT / ".." / "shared" / "penrose-reference" / "results.jsonl"
+from .service_support import HAS_REGISTRY, REFERENCE, render_registry_trio
 
-pytestmark = pytest.mark.skipif(
-    not (REGISTRY / "registry.json").is_file() or not REFERENCE.is_file(),
-    reason="needs ../shared registry data",
-)
+pytestmark = pytest.mark.skipif(not HAS_REGISTRY, reason="needs ../shared registry data")
 
 
 def penrose_row(key: str) -> dict:
-    rows = (json.loads(line) for line in REFERENCE.read_text().splitlines() if line.strip())
+    lines = (REFERENCE / "results.jsonl").read_text().splitlines()
+    rows = (json.loads(line) for line in lines if line.strip())
     return next(r for r in rows if r["key"] == key)
 
 
 def render(key: str) -> Rendering:
-    trio = load_trio(REGISTRY / f"{key}.trio.json", key=key)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return render_trio(
-            trio.domain,
-            trio.substance,
-            trio.style,
-            trio.variation,
-            trio.exclude_warnings,
-            resolve_image=trio_image_resolver(trio.base_dir, *trio.style_dirs),
-        )
+    return render_registry_trio(key)
 
 
 def our_row(r: Rendering) -> dict:

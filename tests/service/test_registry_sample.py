@@ -13,23 +13,17 @@ import json
 import re
 import subprocess
 import sys
-import warnings
-from pathlib import Path
 
 import pytest
 
 from registry.trios import load_trio
 from service.pipeline import render_trio, trio_image_resolver
 
-ROOT = Path(__file__).resolve().parents[2]
-SHARED = ROOT / ".." / "shared"
-REGISTRY = SHARED / "penrose-registry"
-REFERENCE = SHARED / "penrose-reference"
+from .service_support import HAS_REGISTRY, REFERENCE, REGISTRY, REPO, render_registry_trio
 
-pytestmark = pytest.mark.skipif(
-    not (REGISTRY / "registry.json").is_file() or not (REFERENCE / "results.jsonl").is_file(),
-    reason="needs ../shared registry data",
-)
+ROOT = REPO
+
+pytestmark = pytest.mark.skipif(not HAS_REGISTRY, reason="needs ../shared registry data")
 
 
 def sample() -> list[dict]:
@@ -51,18 +45,7 @@ def titles(svg: str) -> list[str]:
 
 
 def render(key: str):
-    trio = load_trio(REGISTRY / f"{key}.trio.json", key=key)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return render_trio(
-            trio.domain,
-            trio.substance,
-            trio.style,
-            trio.variation,
-            trio.exclude_warnings,
-            time_limit=60.0,
-            resolve_image=trio_image_resolver(trio.base_dir, *trio.style_dirs),
-        )
+    return render_registry_trio(key, time_limit=60.0)
 
 
 @pytest.fixture(scope="module")
