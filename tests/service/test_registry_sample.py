@@ -21,8 +21,6 @@ from service.pipeline import render_trio, trio_image_resolver
 
 from .service_support import HAS_REGISTRY, REFERENCE, REGISTRY, REPO, render_registry_trio
 
-ROOT = REPO
-
 pytestmark = pytest.mark.skipif(not HAS_REGISTRY, reason="needs ../shared registry data")
 
 
@@ -82,7 +80,7 @@ def test_same_seed_same_svg_bytes_in_another_process(renderings, tmp_path) -> No
     subprocess.run(
         [sys.executable, "-m", "service", "render", str(REGISTRY / f"{key}.trio.json"), "-o", str(out)],
         check=True,
-        cwd=ROOT,
+        cwd=REPO,
         capture_output=True,
         timeout=120,
     )
