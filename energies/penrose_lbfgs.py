@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Sequence
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 import numpy as np
 
@@ -62,10 +62,18 @@ def _finite(x: np.ndarray, f: float, g: np.ndarray) -> bool:
     return bool(np.isfinite(f)) and bool(np.isfinite(g).all()) and bool(np.isfinite(x).all())
 
 
-def line_search(
-    fun: Energy, x0: np.ndarray, r: np.ndarray, f0: float, g0: np.ndarray
-) -> tuple[np.ndarray, float]:
-    """The point x0 - t r and the step t that Penrose's line search picks along -r (see module doc)."""
+class Step(NamedTuple):
+    """Where a line search ends: x = x0 - t r, with φ and its gradient there when it evaluated x
+    (the step that met the Wolfe conditions), None when it moved there unevaluated."""
+
+    x: np.ndarray
+    t: float
+    f: float | None = None
+    g: np.ndarray | None = None
+
+
+def line_search(fun: Energy, x0: np.ndarray, r: np.ndarray, f0: float, g0: np.ndarray) -> Step:
+    """The step Penrose's line search picks along -r (see module doc)."""
     slope = -float(r @ g0)  # directional derivative of φ along -r at x0
     lo, hi, t = 0.0, np.inf, 1.0
     for _ in range(MAX_STEPS + 1):
@@ -76,12 +84,12 @@ def line_search(
         elif -float(r @ g) < WOLFE * slope:
             lo = t
         else:
-            return x, t
+            return Step(x, t, f, g)
         t = 0.5 * (lo + hi) if hi < np.inf else 2.0 * lo
         if abs(lo - hi) < MIN_INTERVAL:
             break
     # Out of evaluations or the bracket collapsed: Penrose moves by the last step anyway.
-    return x0 - t * r, t
+    return Step(x0 - t * r, t)
 
 
 def two_loop(g: np.ndarray, pairs: Sequence[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
@@ -110,15 +118,18 @@ def drive_penrose(tracker: Tracker, x0: np.ndarray, on_iteration: Callable[[floa
 
     x_prev = np.array(x0, dtype=np.float64)
     f_prev, g_prev = fun(x_prev)
-    x, _ = line_search(trial, x_prev, g_prev, f_prev, g_prev)  # first step: H = I, not checked
+    step = line_search(trial, x_prev, g_prev, f_prev, g_prev)  # first step: H = I, not checked
     pairs: deque[tuple[np.ndarray, np.ndarray]] = deque(maxlen=M)  # newest first
     while True:
-        f, g = fun(x)
+        x = step.x
+        # Penrose evaluates φ here again; the line search's last trial already did, at this very point
+        # (the same numbers), unless it moved on unevaluated.
+        f, g = (step.f, step.g) if step.g is not None else fun(x)
         pairs.appendleft((x - x_prev, g - g_prev))
         x_prev, g_prev = x, g
         r = two_loop(g, pairs)
-        x, _ = line_search(trial, x_prev, r, f, g)
+        step = line_search(trial, x_prev, r, f, g)
         tracker.accept()
         tracker.iterate_energy = f  # Penrose's lastUOenergy: φ where this line search started
         if on_iteration(float(g @ r)):
-            return x
+            return step.x

@@ -22,7 +22,10 @@ from energies.optimize import (
 )
 
 Goal = tuple[str, Callable[[np.ndarray], float], Callable[[np.ndarray], np.ndarray]]
-SOLVERS = ["setulb", "minimize"]  # scipy's; the default, Penrose's L-BFGS, is checked against Penrose in test_penrose_lbfgs.py
+SOLVERS = [
+    "setulb",
+    "minimize",
+]  # scipy's; the default, Penrose's L-BFGS, is checked against Penrose in test_penrose_lbfgs.py
 
 
 @dataclass
