@@ -6,8 +6,8 @@ Penrose's, and a gallery of our SVG beside Penrose's: first every trio judged wo
 
 Layout quality is judged by the final energy (objectives plus constraint penalty, the quantity both
 optimizers minimize): ours is *worse* when it exceeds Penrose's by more than ``max(1, 0.1·|Penrose's|)``,
-*better* when it is below by as much, else the *same* (:func:`verdict`); when both leave constraints
-violated, the energies are first divided by each run's final constraint weight. A run over several
+*better* when it is below by as much, else the *same* (:func:`verdict`); our energy is taken at
+Penrose's final constraint weight (:func:`compared_energies`). A run over several
 variations (keys ``{key}@{i}``, see ``registry.bench --variations``) also reports, per trio, how
 often each system reached a *good* layout: an energy within that margin of Penrose's median energy
 over the variations (the reference row's energy when Penrose did not run them here).
@@ -102,17 +102,18 @@ def final_weight(row: Row) -> float | None:
 
 
 def compared_energies(ours: Row, penrose: Row) -> tuple[float, float, float] | None:
-    """Our energy, Penrose's and the margin between them that the verdict uses. When both layouts
-    leave constraints violated, their energies are λ times about the same squared violation, and λ is
-    10x higher per extra round the exterior-point test happened to run: both energies are then
-    divided by their own λ, and the margin by Penrose's."""
+    """Our energy and Penrose's at the same constraint weight, and the margin between them that the
+    verdict uses. Each run reports φ at its own final weight λ, and λ is 10x higher for every extra
+    exterior-point round its test happened to run, which says nothing about the layout: our energy is
+    taken at Penrose's λ instead (the penalty part scales with λ at a fixed point). Rows without the
+    parts, or without rounds, are compared as they are."""
     a, b = ours.get("energy"), penrose.get("energy")
     if a is None or b is None:
         return None
-    if ours.get("nViolated") and penrose.get("nViolated"):
-        la, lb = final_weight(ours), final_weight(penrose)
-        if la and lb:
-            return a / la, b / lb, energy_margin(b) / lb
+    objectives, penalty = ours.get("objectiveEnergy"), ours.get("constraintEnergy")
+    la, lb = final_weight(ours), final_weight(penrose)
+    if objectives is not None and penalty is not None and la and lb:
+        a = objectives + penalty * (lb / la)
     return a, b, energy_margin(b)
 
 

@@ -96,17 +96,26 @@ def test_bench_rejects_a_zero_start_count(tmp_path: Path, capsys: pytest.Capture
     assert "--starts must be at least 1" in capsys.readouterr().err
 
 
-def test_when_both_violate_the_verdict_divides_by_each_final_weight() -> None:
-    # nitricacid-lewis: the same squared violation (20.09) at λ = 1e13 against Penrose's 1e9.
-    ours = ok("k", 2.009e14, 3, EProunds=10)
+def test_our_energy_is_judged_at_penroses_final_weight() -> None:
+    def ours(objectives: float, penalty: float, rounds: int, violated: int) -> dict:
+        energy = objectives + penalty
+        return ok(
+            "k", energy, violated, EProunds=rounds, objectiveEnergy=objectives, constraintEnergy=penalty
+        )
+
+    # nitricacid-lewis: the same squared violation (20.09), ours at λ = 1e13, Penrose's at 1e9.
     penrose = ok("k", 2.009e10, 3, EProunds=6)
-    assert verdict(ours, penrose) == "same"
-    assert verdict(ok("k", 3e14, 3, EProunds=10), penrose) == "worse"  # 30 against 20.09
-    # persistent-homology: 1.36e4 against 104.9, both at λ = 1e6: the margin is Penrose's, scaled too.
-    assert verdict(ok("k", 1.36e4, 37, EProunds=3), ok("k", 104.9, 19, EProunds=3)) == "worse"
-    assert verdict(ok("k", 110.0, 37, EProunds=3), ok("k", 104.9, 19, EProunds=3)) == "same"
-    # Only ours violated: the raw energies decide, and the penalty makes ours worse.
-    assert verdict(ok("k", 2.009e14, 3, EProunds=10), ok("k", 2.009e10, 0, EProunds=6)) == "worse"
+    assert verdict(ours(0.0, 2.009e14, 10, 3), penrose) == "same"
+    assert verdict(ours(0.0, 3e14, 10, 3), penrose) == "worse"  # 30 against 20.09
+    # wet-floor: ours satisfies everything (penalty 732 at λ = 1e12, i.e. 0.0073 at 1e7), Penrose
+    # leaves three constraints just violated (112 at 1e7).
+    assert verdict(ours(0.0, 731.9, 9, 0), ok("k", 112.3, 3, EProunds=4)) == "better"
+    # persistent-homology: both at λ = 1e6: nothing to rescale.
+    assert verdict(ours(5.0, 1.36e4, 3, 37), ok("k", 104.9, 19, EProunds=3)) == "worse"
+    # An objective part is not rescaled.
+    assert verdict(ours(-300.0, 0.0, 5, 0), ok("k", -290.0, 0, EProunds=3)) == "same"
+    # Rows without the parts (older runs) are compared as they are.
+    assert verdict(ok("k", 2.009e14, 3, EProunds=10), penrose) == "worse"
 
 
 def test_only_can_be_given_several_times(tmp_path: Path) -> None:
