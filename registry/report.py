@@ -9,8 +9,8 @@ optimizers minimize): ours is *worse* when it exceeds Penrose's by more than ``m
 *better* when it is below by as much, else the *same* (:func:`verdict`); our energy is taken at
 Penrose's final constraint weight (:func:`compared_energies`). A run over several
 variations (keys ``{key}@{i}``, see ``registry.bench --variations``) also reports, per trio, how
-often each system reached a *good* layout: an energy within that margin of Penrose's median energy
-over the variations (the reference row's energy when Penrose did not run them here).
+often each system reached a *good* layout: one not worse than Penrose's median layout over the
+variations by the same rule (the reference row when Penrose did not run them here).
 
 The HTML inlines two charts drawn here as SVG: a log-log scatter of our total time against
 Penrose's, and a histogram of the ratios on a log scale (``report.md`` links the same charts as
@@ -145,6 +145,10 @@ class VariationRate:
     penrose_runs: int
 
 
+def _has_energy(row: Row) -> bool:
+    return row.get("status") == "ok" and row.get("energy") is not None
+
+
 def variation_rates(ours: Sequence[Row], penrose: Sequence[Row]) -> list[VariationRate]:
     """Per trio run over several variations: how many of each system's layouts are good."""
     groups: dict[str, tuple[list[Row], list[Row]]] = {}
@@ -154,14 +158,14 @@ def variation_rates(ours: Sequence[Row], penrose: Sequence[Row]) -> list[Variati
     rates = []
     for key, (mine, theirs) in sorted(groups.items()):
         ran_here = any(VARIATION_MARK in r["key"] for r in theirs)
-        energies = [r["energy"] for r in theirs if r.get("status") == "ok" and r.get("energy") is not None]
-        if not mine or not energies or len(mine) < 2:
+        finished = sorted((r for r in theirs if _has_energy(r)), key=lambda r: r["energy"])
+        if not mine or not finished or len(mine) < 2:
             continue
-        bar = statistics.median(energies)
+        median = finished[(len(finished) - 1) // 2]  # the lower middle: a row, so its weight is known
+        bar = median["energy"]
 
-        def good(rows: Sequence[Row], bar: float = bar) -> int:
-            ok = [r for r in rows if r.get("status") == "ok" and r.get("energy") is not None]
-            return sum(r["energy"] <= bar + energy_margin(bar) for r in ok)
+        def good(rows: Sequence[Row], median: Row = median) -> int:
+            return sum(verdict(r, median) != "worse" for r in rows if _has_energy(r))
 
         penrose_good = good(theirs) if ran_here else None
         rates.append(VariationRate(key, len(mine), bar, good(mine), penrose_good, len(theirs)))
