@@ -117,7 +117,7 @@ def optimize_portfolio(
         if not objectives and result.best.n_violated == 0:
             result.stopped = "optimal"
             return result
-        evaluations = sum(s.evaluations for s in result.starts)
+        evaluations = result.evaluations  # also those of starts that failed or were dropped
         if evaluations + first.evaluations > settings.max_evaluations:
             result.stopped = "evaluations"
             return result
