@@ -46,7 +46,9 @@ with the L-BFGS inverse Hessian H, at the point the last line search started fro
   that converges as Penrose's does never triggers it: Penrose's test passes once the predicted
   decrease (half the decrement) drops below 5e-3, long before progress is that small.
 
-In every case the outcome holds the last accepted point and its energy.
+In every case the outcome holds the last accepted point and the energy the exterior-point test
+compares: φ there for L-BFGS-B, and for Penrose's L-BFGS φ where its last line search began (its
+``lastUOenergy``), one step before the point.
 """
 
 from __future__ import annotations
@@ -78,7 +80,7 @@ RoundReason = Literal["converged", "max_iters", "time_limit", "evaluation_budget
 @dataclass
 class RoundOutcome:
     x: np.ndarray
-    energy: float  # at x
+    energy: float  # φ at x, or where the last line search began (Penrose's driver; module docstring)
     iterations: int
     evaluations: int
     reason: RoundReason
