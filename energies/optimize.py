@@ -138,6 +138,7 @@ class Progress:
     weight: float
     iterations: int  # total so far, all stages
     energy: float
+    start: int = 0  # which start of a multi-start layout (energies.portfolio)
 
 
 @dataclass(frozen=True)

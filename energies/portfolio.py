@@ -34,7 +34,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -107,7 +107,13 @@ def optimize_portfolio(
     start whose energy becomes non-finite is skipped."""
     began = time.perf_counter()
     deadline = began + time_limit if time_limit is not None else math.inf
-    first = run(problem, starts[0], max_iters=max_iters, time_limit=time_limit, on_progress=on_progress)
+
+    def progress_of(k: int) -> Callable[[Progress], None] | None:
+        if on_progress is None:
+            return None
+        return lambda p: on_progress(replace(p, start=k))
+
+    first = run(problem, starts[0], max_iters=max_iters, time_limit=time_limit, on_progress=progress_of(0))
     result = PortfolioResult(first, 0, [_summary(0, first)], evaluations=first.evaluations)
     if first.status == "TimeLimit":
         return result
@@ -134,7 +140,9 @@ def optimize_portfolio(
             # Each iteration costs at least one evaluation: capping iterations at what is left of the
             # budget keeps a start that wanders (a poor basin, a stiff penalty) within it.
             cap = min(max_iters, settings.max_evaluations - evaluations)
-            r = run(problem, starts[k], max_iters=cap, time_limit=budget_end - now, on_progress=on_progress)
+            r = run(
+                problem, starts[k], max_iters=cap, time_limit=budget_end - now, on_progress=progress_of(k)
+            )
         except OptimizeError:  # a resampled start may run into a NaN region; the others stand
             continue
         result.evaluations += r.evaluations

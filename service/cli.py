@@ -147,8 +147,9 @@ def progress_printer(stream: Any) -> Callable[[Any], None]:
             return
         last[0] = now
         stage = f" stage {p.stage_name}" if p.stage_name else ""
+        start = f" start {p.start + 1}" if p.start else ""
         stream.write(
-            f"\r  layout{stage}: round {p.ep_round}, {p.iterations} iterations, "
+            f"\r  layout{start}{stage}: round {p.ep_round}, {p.iterations} iterations, "
             f"energy {p.energy:.4g}, {now - t0:.1f} s   "
         )
         stream.flush()

@@ -163,3 +163,12 @@ def test_a_start_cut_by_the_evaluation_budget_is_dropped() -> None:
     assert caps == [100_000, budget - first.evaluations]
     assert [s.start for s in r.starts] == [0] and r.stopped == "evaluations"
     assert r.evaluations > first.evaluations  # the dropped start's work is still counted
+
+
+def test_progress_says_which_start_it_comes_from() -> None:
+    seen: list[int] = []
+    r = optimize_portfolio(
+        DoubleWell(), STARTS, settings=PortfolioSettings(starts=3), on_progress=lambda p: seen.append(p.start)
+    )
+    assert sorted(set(seen)) == [0, 1, 2] == [s.start for s in r.starts]
+    assert seen == sorted(seen)  # one start after another

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -160,6 +161,10 @@ def test_progress_line_only_on_a_terminal():
     show(Progress(0, "", 3, 100.0, 43, 1.4))  # within 0.1 s: not redrawn
     assert stream.text.count("\r") == 1
     assert "round 3" in stream.text and "42 iterations" in stream.text
+    assert "start" not in stream.text  # a single start, or the first, says nothing of starts
+    time.sleep(0.11)
+    show(Progress(0, "", 1, 100.0, 7, 1.2, start=2))
+    assert "layout start 3: round 1, 7 iterations" in stream.text
 
 
 def test_cli_inlines_local_images_from_the_trio_folder_only(tmp_path):
