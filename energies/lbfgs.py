@@ -60,7 +60,7 @@ from typing import Literal
 
 import numpy as np
 
-from energies.penrose_lbfgs import drive_penrose
+from energies.penrose_lbfgs import Energy, drive_penrose
 
 UO_STOP = 1e-2
 LBFGS_MEMORY = 17  # Penrose's m
@@ -73,7 +73,6 @@ STALL_RTOL = 1e-9
 
 InnerSolver = Literal["auto", "penrose", "setulb", "minimize"]
 Driver = Callable[..., np.ndarray]
-Energy = Callable[[np.ndarray], tuple[float, np.ndarray]]
 RoundReason = Literal["converged", "max_iters", "time_limit", "evaluation_budget", "stalled"]
 
 

@@ -397,8 +397,9 @@ def optimize(
     # φ at the final point (as Penrose's runner reports evalEnergy of the final state). A round's own
     # energy is φ where its last line search began (Penrose's lastUOenergy, which its
     # exterior-point test compares), one step before the point it returns.
+    objective = float(objective_values.sum())
     penalty = float(np.sum(np.maximum(constraint_values, 0.0) ** 2))
-    energy = float(objective_values.sum()) + last.weight * penalty if last else float("nan")
+    energy = objective + last.weight * penalty if last else float("nan")
     return OptimizeResult(
         x=x,
         status=overall,
@@ -407,7 +408,7 @@ def optimize(
         evaluations=budget.evaluations,
         ep_rounds=last.ep_rounds if last else 0,
         energy=energy,
-        objective_energy=float(objective_values.sum()),
+        objective_energy=objective,
         goals=goals,
         max_constraint_violation=float(constraint_values.max()) if constraint_values.size else 0.0,
         n_violated=int(np.count_nonzero(constraint_values > SATISFIED_TOLERANCE)),

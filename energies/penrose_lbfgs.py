@@ -18,9 +18,11 @@ Contract of :func:`drive_penrose` (the ``Driver`` signature of ``energies.lbfgs`
 - The first step goes along the gradient itself (H = I) from t = 1; every later step along
   r = H g from the two-loop recursion over the last ``M`` pairs (s, y), newest first, with
   H0 = γ I, γ = sᵀy / (yᵀy + EPSD) of the newest pair and ρ = 1 / (yᵀs + EPSD).
-- Each iteration starts by evaluating φ at the point the previous line search left (Penrose does,
-  so its evaluation counts match), pushes the pair (s, y), and checks Penrose's decrement gᵀr at
-  that point (``normGrad`` in Penrose's ``minimize``) after the line search that follows.
+- Each iteration starts from φ at the point the previous line search left (Penrose evaluates it
+  again; we keep the line search's own evaluation of that point when it made one, so the
+  trajectory is Penrose's with fewer evaluations), pushes the pair (s, y), and checks Penrose's
+  decrement gᵀr at that point (``normGrad`` in Penrose's ``minimize``) after the line search that
+  follows.
 - ``tracker.iterate_energy`` is set to φ at the point that line search started from: Penrose's
   ``lastUOenergy``, which its exterior-point test compares between rounds.
 - Line search (:func:`line_search`): weak Wolfe conditions (Armijo ``ARMIJO``, curvature ``WOLFE``)

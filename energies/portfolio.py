@@ -63,7 +63,6 @@ class StartSummary:
     energy: float
     n_violated: int
     evaluations: int
-    seconds: float
 
 
 @dataclass
@@ -160,7 +159,7 @@ def optimize_portfolio(
 
 
 def _summary(k: int, r: OptimizeResult) -> StartSummary:
-    return StartSummary(k, r.energy, r.n_violated, r.evaluations, r.seconds)
+    return StartSummary(k, r.energy, r.n_violated, r.evaluations)
 
 
 def _agreed(result: PortfolioResult) -> bool:

@@ -30,12 +30,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from energies.optimize import INIT_CONSTRAINT_WEIGHT, WEIGHT_GROWTH_FACTOR
 from registry.trios import svg_name
 
 Row = dict[str, Any]
 TIMES = ("compileMs", "optimizeMs", "compileMs+optimizeMs", "renderMs", "totalMs")
 VIOLATION_TOLERANCE = 1e-3  # Penrose's results count a constraint violated above this
-INIT_CONSTRAINT_WEIGHT, WEIGHT_GROWTH_FACTOR = 1e3, 10.0  # Penrose's, as energies.optimize has them
 VARIATION_MARK = "@"  # `{key}@{i}`: the trio `key` under its i-th derived variation
 Verdict = str  # "worse", "same" or "better"
 
@@ -281,6 +281,16 @@ class Summary:
     rows: list[list[str]]
 
 
+def verdict_counts(pairs: Sequence[Pair]) -> Counter[Verdict]:
+    return Counter(v for p in pairs if (v := verdict(p.ours, p.penrose)) is not None)
+
+
+def satisfied_count(rows: Sequence[Row]) -> tuple[int, int]:
+    """Of the rows that ran ok with a violation count, how many satisfy every constraint; how many."""
+    ok = [r for r in rows if r["status"] == "ok" and r.get("nViolated") is not None]
+    return sum(r["nViolated"] == 0 for r in ok), len(ok)
+
+
 def summary_tables(pairs: Sequence[Pair]) -> list[tuple[str, Summary]]:
     ours = [p.ours for p in pairs if p.ours]
     theirs = [p.penrose for p in pairs if p.penrose]
@@ -310,10 +320,9 @@ def summary_tables(pairs: Sequence[Pair]) -> list[tuple[str, Summary]]:
         ])  # fmt: skip
 
     def satisfied(rows: Sequence[Row]) -> str:
-        ok = [r for r in rows if r["status"] == "ok" and r.get("nViolated") is not None]
-        return f"{sum(r['nViolated'] == 0 for r in ok)} of {len(ok)}"
+        return "{} of {}".format(*satisfied_count(rows))
 
-    verdicts = Counter(v for p in pairs if (v := verdict(p.ours, p.penrose)) is not None)
+    verdicts = verdict_counts(pairs)
     quality = Summary(
         ["layout quality (ok trios)", "ours", "Penrose"],
         [
@@ -329,17 +338,18 @@ VERDICT_TEXT = {"worse": "worse than Penrose's", "same": "as Penrose's", "better
 
 def headline(pairs: Sequence[Pair]) -> str:
     """The one line a reader needs: how many layouts are worse, the same, better; constraints; time."""
-    verdicts = Counter(v for p in pairs if (v := verdict(p.ours, p.penrose)) is not None)
+    verdicts = verdict_counts(pairs)
     ok = [p.ours for p in pairs if p.ours and p.ours["status"] == "ok"]
-    theirs = [p.penrose for p in pairs if p.penrose and p.penrose["status"] == "ok"]
-    mine, penrose = (sum(r.get("nViolated") == 0 for r in rows) for rows in (ok, theirs))
+    (mine, n_mine), (penrose, n_penrose) = (
+        satisfied_count(rows) for rows in (ok, [p.penrose for p in pairs if p.penrose])
+    )
     ratio = quartiles([r for p in pairs if (r := p.ratio("compileMs+optimizeMs")) is not None])
     median = f"{ratio[1]:.3g}" if ratio else "–"
     cut = sum(r.get("optStatus") not in (None, "EPConverged") or bool(r.get("cutShort")) for r in ok)
     return (
         f"Of {sum(verdicts.values())} trios both ran, our final energy is worse than Penrose's on "
         f"{verdicts['worse']}, the same on {verdicts['same']} and better on {verdicts['better']}; "
-        f"constraints satisfied on {mine} of {len(ok)} (Penrose {penrose} of {len(theirs)}); "
+        f"constraints satisfied on {mine} of {n_mine} (Penrose {penrose} of {n_penrose}); "
         f"compile+optimize time, ours / Penrose's, median {median}; {cut} of our layouts cut short by a"
         " guard or budget."
     )
