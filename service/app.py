@@ -8,8 +8,11 @@
     GET  /                the playground (static page)
 
 Error answers are JSON (`ErrorResponse`): 422 for user mistakes with their place in the trio,
-413 for oversize bodies, 504 when a layout exceeds its time limit, 503 when a worker crashed.
-A 500 means a bug of ours, never a verdict on the input.
+413 for oversize bodies, 504 when a layout exceeds its time limit, 507 when it needs more memory
+than a worker may use, 503 (always with Retry-After) when the server is overloaded (queue full,
+wait too long, too many bodies held) or a worker crashed.  A request whose client went away while
+it waited is dropped before its layout starts.  A 500 means a bug of ours, never a verdict on the
+input.
 """
 
 from __future__ import annotations
@@ -28,9 +31,9 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from .examples import examples
-from .http_middleware import BodyLimit, RequestContext
+from .http_middleware import BodyBudget, BodyLimit, RequestContext
 from .metrics import Metrics
-from .pool import LayoutPool, WorkerCrashed, WorkerStuck
+from .pool import ClientGone, LayoutPool, Overloaded, WorkerCrashed, WorkerStuck
 from .result_cache import ResultCache, request_key
 from .schemas import DiagramReport, DiagramRequest, ErrorResponse, Example, ExampleSummary
 from .settings import Settings, settings_from_env
@@ -42,8 +45,12 @@ SVG = "image/svg+xml"
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     413: {"model": ErrorResponse, "description": "The request body exceeds the size limit"},
     422: {"model": ErrorResponse, "description": "A mistake in the trio (with its place) or a failed layout"},
-    503: {"model": ErrorResponse, "description": "The layout worker crashed; retry"},
+    503: {
+        "model": ErrorResponse,
+        "description": "Overloaded, or the layout worker crashed; retry after Retry-After seconds",
+    },
     504: {"model": ErrorResponse, "description": "The layout exceeded its time limit"},
+    507: {"model": ErrorResponse, "description": "The layout needed more memory than a worker may use"},
 }
 
 
@@ -67,10 +74,21 @@ def wants_json(accept: str | None) -> bool:
     return json_q > 0 and json_q >= svg_q
 
 
-def error_response(request: Request, code: int, error: str, message: str, **extra: Any) -> JSONResponse:
+def error_response(
+    request: Request,
+    code: int,
+    error: str,
+    message: str,
+    headers: dict[str, str] | None = None,
+    **extra: Any,
+) -> JSONResponse:
     request_id = request.scope.get("state", {}).get("request_id", "-")
     body = ErrorResponse(error=error, message=message, requestId=request_id, **extra)
-    return JSONResponse(body.model_dump(exclude_none=True), status_code=code)
+    return JSONResponse(body.model_dump(exclude_none=True), status_code=code, headers=headers)
+
+
+def retry_after(seconds: int) -> dict[str, str]:
+    return {"retry-after": str(seconds)}
 
 
 def route_label(scope: dict[str, Any]) -> str:
@@ -82,7 +100,20 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or settings_from_env()
     metrics = Metrics()
     cache = ResultCache(settings.result_cache_entries, settings.result_cache_bytes)
-    pool = LayoutPool(settings.workers, settings.time_limit, settings.kill_grace)
+    pool = LayoutPool(
+        settings.workers,
+        settings.time_limit,
+        settings.kill_grace,
+        queue_limit=settings.queue_limit,
+        queue_seconds=settings.queue_seconds,
+        memory_mb=settings.worker_memory_mb,
+        recycle_mb=settings.worker_recycle_mb,
+        on_restart=lambda reason: metrics.worker_restarts.labels(reason).inc(),
+    )
+    metrics.queue_depth.set_function(lambda: pool.waiting)
+    metrics.busy_workers.set_function(lambda: len(pool.busy_pids()))
+    bodies = BodyBudget(settings.max_total_body_bytes)
+    metrics.body_bytes.set_function(lambda: bodies.held)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -119,7 +150,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         kind = "not-found" if exc.status_code == 404 else "http"
-        return error_response(request, exc.status_code, kind, str(exc.detail))
+        # exc.headers carries e.g. the Allow header of a 405
+        return error_response(request, exc.status_code, kind, str(exc.detail), headers=exc.headers)
 
     @app.exception_handler(Exception)
     async def internal_error(request: Request, exc: Exception) -> JSONResponse:
@@ -166,11 +198,23 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 "goals": want_json,  # the goal list costs seconds for huge diagrams: only for JSON
             }
             try:
-                outcome = await pool.run(job)
+                outcome = await pool.run(job, gone=request.is_disconnected)
+            except Overloaded as e:
+                metrics.rejections.labels(e.reason).inc()
+                return error_response(
+                    request, 503, "overloaded", f"{e}; retry", headers=retry_after(e.retry_after)
+                )
+            except ClientGone:
+                metrics.rejections.labels("client-gone").inc()
+                return Response(status_code=499)  # nginx's "client closed request": nobody reads it
             except WorkerCrashed as e:
                 metrics.errors.labels("worker-crash").inc()
                 return error_response(
-                    request, 503, "worker-crash", f"{e}; the server has restarted it, retry"
+                    request,
+                    503,
+                    "worker-crash",
+                    f"{e}; the server has restarted it, retry",
+                    headers=retry_after(1),
                 )
             except WorkerStuck as e:
                 metrics.errors.labels("timeout").inc()
@@ -197,6 +241,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             )
         if kind == "render":
             return error_response(request, 422, "render", outcome["message"])
+        if kind == "memory":
+            return error_response(request, 507, "memory", outcome["message"])
         if kind == "layout":
             status = outcome["status"]
             code = 504 if status == "timeout" else 422
@@ -216,7 +262,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         alive = sum(w.process.is_alive() for w in pool.workers)
         ready = pool.ready
         body = {"status": "ready" if ready else "starting", "workers": alive}
-        return JSONResponse(body, status_code=200 if ready else 503)
+        return JSONResponse(
+            body, status_code=200 if ready else 503, headers=None if ready else retry_after(1)
+        )
 
     @app.get("/metrics", response_class=Response, responses={200: {"content": {CONTENT_TYPE_LATEST: {}}}})
     async def prometheus_metrics() -> Response:
@@ -252,9 +300,17 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     def count_request(scope: dict[str, Any], status: int) -> None:
         metrics.requests.labels(scope.get("method", "-"), route_label(scope), str(status)).inc()
 
-    def count_too_large() -> None:
-        metrics.errors.labels("too-large").inc()
+    def count_body_reject(reason: str) -> None:
+        if reason == "too-large":
+            metrics.errors.labels("too-large").inc()
+        else:
+            metrics.rejections.labels(reason).inc()
 
-    app.add_middleware(BodyLimit, limit=settings.max_body_bytes, on_reject=count_too_large)
+    app.add_middleware(
+        BodyLimit,
+        limit=settings.max_body_bytes,
+        budget=bodies,
+        on_reject=count_body_reject,
+    )
     app.add_middleware(RequestContext, on_done=count_request)
     return app

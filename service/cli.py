@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 import time
@@ -243,7 +244,15 @@ def cmd_serve(args: argparse.Namespace) -> int:
         "max_body_bytes": args.max_body_bytes,
     }
     settings = type(base)(**{**base.__dict__, **{k: v for k, v in overrides.items() if v is not None}})
-    uvicorn.run(create_app(settings), host=args.host, port=args.port, log_level="info", access_log=False)
+    # Shutdown drains in-flight requests for at most drain_seconds, then cuts them.
+    uvicorn.run(
+        create_app(settings),
+        host=args.host,
+        port=args.port,
+        log_level="info",
+        access_log=False,
+        timeout_graceful_shutdown=max(1, math.ceil(settings.drain_seconds)),
+    )
     return EXIT_OK
 
 

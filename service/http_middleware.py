@@ -1,7 +1,9 @@
-"""ASGI middleware: request ids with an access log, and the request-size limit.
+"""ASGI middleware: request ids with an access log, and the request-size limits.
 
 Both are plain ASGI so they act before FastAPI reads (or parses) anything.  Logs carry the
-request id, method, path, status and size, never the body.
+request id, method, path, status and size, never the body.  A body is refused with 413 past the
+per-request limit, and with 503 + Retry-After when taking it would push the bytes of all bodies
+held at once (read, parsed or waiting for a worker) past the total limit.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import re
 import time
 import uuid
 from collections.abc import Awaitable, Callable, MutableMapping
+from dataclasses import dataclass
 from typing import Any
 
 Scope = MutableMapping[str, Any]
@@ -79,21 +82,39 @@ class RequestContext:
             self.on_done(scope, status)
 
 
+@dataclass
+class BodyBudget:
+    """Bytes of request bodies held at once, all requests together, and their limit."""
+
+    total: int
+    held: int = 0
+
+
 class BodyLimit:
     """Answer 413 to a body larger than `limit` bytes, judged by Content-Length or while streaming,
-    before the application sees (or parses) any of it."""
+    before the application sees (or parses) any of it; answer 503 when all bodies held together
+    would pass the budget's total.  A body's bytes count from its first chunk until its answer is sent."""
 
-    def __init__(self, app: ASGIApp, limit: int, on_reject: Callable[[], None]) -> None:
+    def __init__(
+        self, app: ASGIApp, limit: int, budget: BodyBudget, on_reject: Callable[[str], None]
+    ) -> None:
         self.app = app
         self.limit = limit
+        self.budget = budget
         self.on_reject = on_reject
 
-    async def reject(self, scope: Scope, send: Send) -> None:
-        self.on_reject()
+    async def reject(self, scope: Scope, send: Send, too_large: bool) -> None:
         request_id = scope.get("state", {}).get("request_id", "-")
-        message = f"the request body exceeds the limit of {self.limit} bytes"
-        body = {"error": "too-large", "message": message, "requestId": request_id}
-        await send_json(send, 413, body, [(b"connection", b"close")])
+        if too_large:
+            self.on_reject("too-large")
+            message = f"the request body exceeds the limit of {self.limit} bytes"
+            body = {"error": "too-large", "message": message, "requestId": request_id}
+            await send_json(send, 413, body, [(b"connection", b"close")])
+            return
+        self.on_reject("body-budget")
+        message = "the server holds too many request bodies now; retry"
+        body = {"error": "overloaded", "message": message, "requestId": request_id}
+        await send_json(send, 503, body, [(b"connection", b"close"), (b"retry-after", b"1")])
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope.get("method") not in ("POST", "PUT", "PATCH"):
@@ -101,29 +122,50 @@ class BodyLimit:
             return
         declared = header(scope, b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.limit:
-            await self.reject(scope, send)
+            await self.reject(scope, send, too_large=True)
             return
-        chunks: list[bytes] = []
-        size = 0
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > self.limit:
-                await self.reject(scope, send)
-                return
-            chunks.append(chunk)
-            if not message.get("more_body", False):
-                break
-        replayed = False
+        reserved = 0  # bytes this request counts in the budget
 
-        async def replay() -> Message:
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": b"".join(chunks), "more_body": False}
-            return await receive()
+        def reserve(size: int) -> bool:
+            nonlocal reserved
+            if size <= reserved:
+                return True
+            if self.budget.held + size - reserved > self.budget.total:
+                return False
+            self.budget.held += size - reserved
+            reserved = size
+            return True
 
-        await self.app(scope, replay, send)
+        try:
+            if declared is not None and declared.isdigit() and not reserve(int(declared)):
+                await self.reject(scope, send, too_large=False)
+                return
+            chunks: list[bytes] = []
+            size = 0
+            while True:
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    return
+                chunk = message.get("body", b"")
+                size += len(chunk)
+                if size > self.limit:
+                    await self.reject(scope, send, too_large=True)
+                    return
+                if not reserve(size):
+                    await self.reject(scope, send, too_large=False)
+                    return
+                chunks.append(chunk)
+                if not message.get("more_body", False):
+                    break
+            replayed = False
+
+            async def replay() -> Message:
+                nonlocal replayed
+                if not replayed:
+                    replayed = True
+                    return {"type": "http.request", "body": b"".join(chunks), "more_body": False}
+                return await receive()
+
+            await self.app(scope, replay, send)
+        finally:
+            self.budget.held -= reserved

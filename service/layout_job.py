@@ -7,6 +7,7 @@ sends is ever deserialized as Python objects, and the outcome is already in the 
     {"ok": False, "kind": "diagram", "message": ..., "diagnostics": [{source, line, column, ...}]}
     {"ok": False, "kind": "render", "message": ...}   (a shape the renderer cannot draw; names it)
     {"ok": False, "kind": "layout", "status": "timeout" | "nan" | "optimize-error", "message": ...}
+    {"ok": False, "kind": "memory", "message": ...}   (past the worker's memory cap)
     {"ok": False, "kind": "internal", "message": ...}
 
 Image hrefs pass through as written (``resolve_image=None``): a request never makes the server
@@ -98,6 +99,10 @@ def run_layout(job: dict[str, Any]) -> dict[str, Any]:
             "message": "the program is nested too deeply to parse",
             "diagnostics": [],
         }
+    except MemoryError:  # past the worker's memory cap: the pool replaces this worker
+        from service.pool import memory_outcome
+
+        return memory_outcome()
     except Exception as e:  # noqa: BLE001 - a bug of ours: report it, keep the worker alive
         log.exception("request %s: internal error", job.get("requestId", "-"))
         return {"ok": False, "kind": "internal", "message": f"{type(e).__name__}: {e}"}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 LAYOUT_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0)
 
@@ -34,5 +34,30 @@ class Metrics:
             "penrose_layout_seconds",
             "Wall time of a layout in its worker (compile + optimize + render)",
             buckets=LAYOUT_BUCKETS,
+            registry=self.registry,
+        )
+        self.rejections = Counter(
+            "penrose_rejections",
+            "Requests turned away before a layout started, by reason (queue-full, queue-timeout, "
+            "body-budget, shutting-down: answered 503 with Retry-After; client-gone: dropped)",
+            ["reason"],
+            registry=self.registry,
+        )
+        self.worker_restarts = Counter(
+            "penrose_worker_restarts",
+            "Layout workers replaced, by reason (crash, memory, recycle)",
+            ["reason"],
+            registry=self.registry,
+        )
+        # Read when scraped (set_function), from the pool and the body limiter.
+        self.queue_depth = Gauge(
+            "penrose_queue_depth", "Requests waiting for a layout worker", registry=self.registry
+        )
+        self.busy_workers = Gauge(
+            "penrose_busy_workers", "Layout workers running a job", registry=self.registry
+        )
+        self.body_bytes = Gauge(
+            "penrose_body_bytes_held",
+            "Request-body bytes held in memory, all requests",
             registry=self.registry,
         )

@@ -26,6 +26,18 @@ class Settings:
     # A worker still busy this long after its time limit is stuck outside Wasm (e.g. in Python):
     # it is killed and replaced, and its request answered 504.
     kill_grace: float = 15.0
+    # Admission: requests waiting for a worker beyond the busy ones; past this, or after waiting
+    # queue_seconds, a request is answered 503 with Retry-After at once instead of piling up.
+    queue_limit: int = 32
+    queue_seconds: float = 10.0
+    max_total_body_bytes: int = 32_000_000  # request bodies held in memory at once, all requests together
+    # Each worker's data segment (heap and private writable mappings, RLIMIT_DATA) is capped: a
+    # job past it fails with MemoryError (answered 507) and its worker is replaced.  RLIMIT_AS
+    # would also count wasmtime's large PROT_NONE address-space reservations and break every layout.
+    worker_memory_mb: int = 2048  # 0: no cap
+    # A worker whose peak resident memory passed this mark (a large job) is replaced after its job.
+    worker_recycle_mb: int = 1024  # 0: never
+    drain_seconds: float = 10.0  # on shutdown, in-flight requests get this long before they are cut
 
 
 def settings_from_env() -> Settings:
@@ -35,4 +47,10 @@ def settings_from_env() -> Settings:
         max_body_bytes=_env_int("PENROSE_MAX_BODY_BYTES", Settings.max_body_bytes),
         result_cache_entries=_env_int("PENROSE_CACHE_ENTRIES", Settings.result_cache_entries),
         result_cache_bytes=_env_int("PENROSE_CACHE_BYTES", Settings.result_cache_bytes),
+        queue_limit=_env_int("PENROSE_QUEUE", Settings.queue_limit),
+        queue_seconds=_env_float("PENROSE_QUEUE_SECONDS", Settings.queue_seconds),
+        max_total_body_bytes=_env_int("PENROSE_MAX_TOTAL_BODY_BYTES", Settings.max_total_body_bytes),
+        worker_memory_mb=_env_int("PENROSE_WORKER_MEMORY_MB", Settings.worker_memory_mb),
+        worker_recycle_mb=_env_int("PENROSE_WORKER_RECYCLE_MB", Settings.worker_recycle_mb),
+        drain_seconds=_env_float("PENROSE_DRAIN_SECONDS", Settings.drain_seconds),
     )
