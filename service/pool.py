@@ -198,7 +198,7 @@ class LayoutPool:
     on_restart: Callable[[str], None] = lambda reason: None  # "crash" | "memory" | "recycle"
     workers: list[Worker] = field(default_factory=list)
     waiting: int = 0  # requests queued for a worker
-    restarts: Counter[str] = field(default_factory=Counter)
+    restarts: Counter[str] = field(default_factory=Counter)  # replacements serving, by reason
     mean_job_seconds: float = 1.0  # moving average, for Retry-After
     _idle: asyncio.Queue[Worker] | None = None
     _threads: ThreadPoolExecutor | None = None
@@ -322,11 +322,10 @@ class LayoutPool:
             return
         level = logging.ERROR if reason == "crash" else logging.INFO
         log.log(level, "worker %s replaced: %s", worker.pid, why)
-        self.restarts[reason] += 1
-        self.on_restart(reason)
-        self._replace(worker)
+        self._replace(worker, reason)
 
-    def _replace(self, old: Worker) -> None:
+    def _replace(self, old: Worker, reason: str) -> None:
+        """Stop `old` and start its replacement in a helper thread; counted once the new one serves."""
         if self._closing:
             return
         loop = asyncio.get_running_loop()
@@ -342,10 +341,12 @@ class LayoutPool:
                 return
             if future.exception() is not None:
                 log.error("could not start a replacement worker: %s", future.exception())
-                loop.call_later(1.0, self._replace, old)  # retry: the slot must not be lost
+                loop.call_later(1.0, self._replace, old, reason)  # retry: the slot must not be lost
                 return
             fresh = future.result()
             self.workers[self.workers.index(old)] = fresh
+            self.restarts[reason] += 1
+            self.on_restart(reason)
             assert self._idle is not None
             self._idle.put_nowait(fresh)
 
