@@ -18,7 +18,8 @@ worker (outcome kind "memory"); that worker, and any whose peak resident memory 
 Recovery: a worker that dies (crash, OOM kill, signal) or is killed fails only its own request
 (`WorkerCrashed` / `WorkerStuck`) and is replaced in the background.  A worker found dead while
 idle (by the watchdog, or when a request takes it) is replaced before any request lands on it;
-a job whose worker was already dead when it was sent is retried once on another worker.
+a job whose worker died before acknowledging it (a worker acknowledges each job as it reads it)
+is retried once on another worker.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ log = logging.getLogger("service.pool")
 
 START_TIMEOUT = 120.0  # seconds for a fresh worker to import the pipeline and say it is ready
 WATCH_SECONDS = 0.5  # how often idle workers are checked for life
+STARTED = b"started"  # a worker's receipt of a job: a worker that dies before it was not the job's fault
 
 
 class WorkerCrashed(RuntimeError):
@@ -101,6 +103,7 @@ def worker_main(conn: Connection, memory_mb: int) -> None:
         job = json.loads(raw)
         if job is None:
             return
+        conn.send_bytes(STARTED)
         try:
             answer = json.dumps(run_layout(job)).encode()
         except MemoryError:  # e.g. while encoding a huge outcome; run_layout catches its own
@@ -169,13 +172,16 @@ def stop_worker(worker: Worker, timeout: float = 2.0) -> None:
 
 def exchange(worker: Worker, job: dict[str, Any], deadline: float) -> dict[str, Any]:
     """Send one job and wait for its outcome (runs in a helper thread, never on the event loop)."""
+    t0 = time.monotonic()
     try:
         worker.conn.send_bytes(json.dumps(job).encode())
-    except (OSError, ValueError) as e:
+        if worker.conn.poll(deadline):
+            worker.conn.recv_bytes()  # the receipt
+    except (EOFError, OSError, ValueError) as e:
         worker.process.kill()
         raise WorkerGone("the layout worker was gone before the job reached it") from e
     try:
-        if not worker.conn.poll(deadline):
+        if not worker.conn.poll(max(0.0, deadline - (time.monotonic() - t0))):
             worker.process.kill()
             raise WorkerStuck(f"the layout did not finish within {deadline:.1f} s and its worker was stopped")
         return json.loads(worker.conn.recv_bytes())
