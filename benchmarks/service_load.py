@@ -81,10 +81,11 @@ def free_port() -> int:
 
 
 @contextmanager
-def local_server(workers: int) -> Iterator[str]:
+def local_server(workers: int, env: dict[str, str] | None = None) -> Iterator[tuple[str, subprocess.Popen]]:
+    """`python -m service serve` on a free loopback port: its URL and process, stopped after."""
     port = free_port()
     cmd = [sys.executable, "-m", "service", "serve", "--port", str(port), "--workers", str(workers)]
-    env = {**os.environ, "PENROSE_CACHE_ENTRIES": "1024"}
+    env = {**os.environ, "PENROSE_CACHE_ENTRIES": "1024", **(env or {})}
     process = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     try:
@@ -98,10 +99,14 @@ def local_server(workers: int) -> Iterator[str]:
             if process.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError("the server did not start")
             time.sleep(0.2)
-        yield url
+        yield url, process
     finally:
         process.terminate()
-        process.wait(15)
+        try:
+            process.wait(30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(5)
 
 
 def report(name: str, r: dict[str, object]) -> None:
@@ -136,7 +141,7 @@ def main() -> None:
     if args.url:
         asyncio.run(main_async(args.url, args.requests, args.concurrency))
     else:
-        with local_server(args.workers) as url:
+        with local_server(args.workers) as (url, _):
             print(f"local server {url} with {args.workers} layout workers")
             asyncio.run(main_async(url, args.requests, args.concurrency))
 

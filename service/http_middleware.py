@@ -114,7 +114,7 @@ class BodyLimit:
         self.on_reject("body-budget")
         message = "the server holds too many request bodies now; retry"
         body = {"error": "overloaded", "message": message, "requestId": request_id}
-        await send_json(send, 503, body, [(b"connection", b"close"), (b"retry-after", b"1")])
+        await send_json(send, 503, body, [(b"retry-after", b"1")])
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope.get("method") not in ("POST", "PUT", "PATCH"):
@@ -137,9 +137,9 @@ class BodyLimit:
             return True
 
         try:
-            if declared is not None and declared.isdigit() and not reserve(int(declared)):
-                await self.reject(scope, send, too_large=False)
-                return
+            # Over the budget, the body is still read to its end but not kept (a client sending it
+            # would see its connection reset, not the 503), then answered.
+            over_budget = declared is not None and declared.isdigit() and not reserve(int(declared))
             chunks: list[bytes] = []
             size = 0
             while True:
@@ -151,12 +151,16 @@ class BodyLimit:
                 if size > self.limit:
                     await self.reject(scope, send, too_large=True)
                     return
-                if not reserve(size):
-                    await self.reject(scope, send, too_large=False)
-                    return
-                chunks.append(chunk)
+                if not over_budget and not reserve(size):
+                    over_budget, reserved, self.budget.held = True, 0, self.budget.held - reserved
+                    chunks.clear()
+                if not over_budget:
+                    chunks.append(chunk)
                 if not message.get("more_body", False):
                     break
+            if over_budget:
+                await self.reject(scope, send, too_large=False)
+                return
             replayed = False
 
             async def replay() -> Message:

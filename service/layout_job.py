@@ -91,6 +91,10 @@ def run_layout(job: dict[str, Any]) -> dict[str, Any]:
         return {"ok": False, "kind": "render", "message": str(e)}
     except LayoutError as e:
         return {"ok": False, "kind": "layout", "status": e.status, "message": str(e), "goal": e.goal}
+    except MemoryError:  # past the worker's memory cap: the pool replaces this worker
+        from service.pool import memory_outcome
+
+        return memory_outcome()
     except RecursionError:
         # Deeply nested user programs can exhaust the parser's stack: still the user's input.
         return {
@@ -99,10 +103,6 @@ def run_layout(job: dict[str, Any]) -> dict[str, Any]:
             "message": "the program is nested too deeply to parse",
             "diagnostics": [],
         }
-    except MemoryError:  # past the worker's memory cap: the pool replaces this worker
-        from service.pool import memory_outcome
-
-        return memory_outcome()
     except Exception as e:  # noqa: BLE001 - a bug of ours: report it, keep the worker alive
         log.exception("request %s: internal error", job.get("requestId", "-"))
         return {"ok": False, "kind": "internal", "message": f"{type(e).__name__}: {e}"}
