@@ -41,12 +41,16 @@ def env_defaults() -> dict[str, str]:
 
 
 def test_dockerfile_structure():
-    assert only("FROM") == "python:3.11-slim"
-    # dependencies come from pyproject.toml
+    # the base image is a build argument defaulting to Python 3.11 on Debian
+    args = [a for word, a in instructions() if word == "ARG"]
+    assert "BASE=python:3.11-slim" in args
+    assert only("FROM") == "${BASE}"
+    # dependencies come from the hashed lock, and nothing is installed unhashed
     copies = [args for word, args in instructions() if word == "COPY"]
-    assert copies[0].startswith("pyproject.toml")
+    assert copies[0].startswith("docker/requirements.lock")
     run_lines = [args for word, args in instructions() if word == "RUN"]
-    assert any("pyproject.toml" in r and "pip install" in r for r in run_lines)
+    installs = [r for r in run_lines if "pip install" in r]
+    assert len(installs) == 1 and "--require-hashes" in installs[0] and "requirements.lock" in installs[0]
     # a non-root user is set after everything is installed
     user = only("USER")
     assert user not in ("root", "0")
@@ -68,6 +72,36 @@ def test_entrypoint_is_the_cli_serve_command():
     assert cmd[:3] == ["python", "-m", "service"]
     args = build_parser().parse_args(cmd[3:])
     assert args.command == "serve"
+
+
+def test_the_lock_pins_every_dependency_within_pyproject_ranges_with_hashes():
+    import tomllib
+
+    from packaging.requirements import Requirement
+
+    lock = re.sub(r"\\\n", " ", (REPO / "docker" / "requirements.lock").read_text())
+    pinned = {}
+    for line in lock.splitlines():
+        if line and not line.startswith((" ", "#")):
+            name, version = line.split()[0].split("==")
+            assert "--hash=sha256:" in line, f"{name} is not hashed"
+            pinned[name.lower().replace("_", "-")] = version
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
+    for dep in map(Requirement, project):
+        name = dep.name.lower().replace("_", "-")
+        assert name in pinned, f"{name} is not in the lock"
+        assert dep.specifier.contains(pinned[name]), f"{name}=={pinned[name]} is outside {dep.specifier}"
+
+
+def test_dockerignore_keeps_the_context_to_what_the_image_copies():
+    lines = (REPO / ".dockerignore").read_text().splitlines()
+    ignore = [line.strip() for line in lines if line.strip() and not line.startswith("#")]
+    assert ignore[0] == "*"  # everything is excluded, then what the image copies is let back in
+    kept = {line[1:].rstrip("/") for line in ignore if line.startswith("!")}
+    copied = {a.split()[0].rstrip("/") for w, a in instructions() if w == "COPY"}
+    assert {"adcore", "energies", "service", "registry", "docker/requirements.lock"} <= kept
+    assert {c for c in copied if "[" not in c} <= kept
+    assert not any(".venv" in k for k in kept)
 
 
 def test_compose_builds_this_dockerfile_and_maps_the_port():
