@@ -33,7 +33,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from .examples import examples
 from .http_middleware import BodyBudget, BodyLimit, RequestContext
 from .metrics import Metrics
-from .pool import ClientGone, LayoutPool, Overloaded, WorkerCrashed, WorkerStuck
+from .pool import ClientGone, LayoutPool, Overloaded, WorkerConfig, WorkerCrashed, WorkerStuck
 from .result_cache import ResultCache, request_key
 from .schemas import DiagramReport, DiagramRequest, ErrorResponse, Example, ExampleSummary
 from .settings import Settings, settings_from_env
@@ -106,7 +106,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         settings.kill_grace,
         queue_limit=settings.queue_limit,
         queue_seconds=settings.queue_seconds,
-        memory_mb=settings.worker_memory_mb,
+        config=WorkerConfig(settings.worker_memory_mb, settings.compile_cache_dir, settings.compile_cache_mb),
         recycle_mb=settings.worker_recycle_mb,
         on_restart=lambda reason: metrics.worker_restarts.labels(reason).inc(),
     )

@@ -84,15 +84,25 @@ def memory_outcome() -> dict[str, Any]:
     }
 
 
-def worker_main(conn: Connection, memory_mb: int) -> None:
+@dataclass(frozen=True)
+class WorkerConfig:
+    memory_mb: int = 0  # RLIMIT_DATA, 0: none
+    cache_dir: str = ""  # compiled code kept on disk here (shared by workers and replicas), "": none
+    cache_mb: int = 512  # the disk cache is pruned to this after each job
+
+
+def worker_main(conn: Connection, config: WorkerConfig) -> None:
     """A worker process: cap its memory, import the pipeline once, then answer jobs until told to stop."""
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s worker %(message)s")
-    if memory_mb > 0:
-        cap = memory_mb * 2**20
+    if config.memory_mb > 0:
+        cap = config.memory_mb * 2**20
         resource.setrlimit(resource.RLIMIT_DATA, (cap, cap))
+    import energies.compile.problem
+    from service.compile_cache import prune
     from service.layout_job import run_layout
     from service.pipeline import warm_up
 
+    energies.compile.problem.DISK_CACHE = config.cache_dir or None
     warm_up()
     conn.send_bytes(json.dumps({"ready": True, "pid": os.getpid()}).encode())
     while True:
@@ -109,6 +119,8 @@ def worker_main(conn: Connection, memory_mb: int) -> None:
         except MemoryError:  # e.g. while encoding a huge outcome; run_layout catches its own
             answer = json.dumps(memory_outcome()).encode()
         conn.send_bytes(answer)
+        if config.cache_dir:
+            prune(config.cache_dir, config.cache_mb * 2**20)
 
 
 def peak_rss_mb(pid: int | None) -> float:
@@ -141,13 +153,11 @@ class Worker:
             return False
 
 
-def start_worker(memory_mb: int = 0) -> Worker:
+def start_worker(config: WorkerConfig = WorkerConfig()) -> Worker:
     """Spawn a worker and wait until it has imported the pipeline."""
     ctx = multiprocessing.get_context("spawn")
     parent, child = ctx.Pipe(duplex=True)
-    process = ctx.Process(
-        target=worker_main, args=(child, memory_mb), name="penrose-layout-worker", daemon=True
-    )
+    process = ctx.Process(target=worker_main, args=(child, config), name="penrose-layout-worker", daemon=True)
     process.start()
     child.close()
     if not parent.poll(START_TIMEOUT):
@@ -199,7 +209,7 @@ class LayoutPool:
     kill_grace: float = 15.0
     queue_limit: int = 32
     queue_seconds: float = 10.0
-    memory_mb: int = 0  # each worker's RLIMIT_DATA, 0: none
+    config: WorkerConfig = WorkerConfig()  # each worker's memory cap and disk cache
     recycle_mb: int = 0  # replace a worker whose peak RSS passed this after its job, 0: never
     on_restart: Callable[[str], None] = lambda reason: None  # "crash" | "memory" | "recycle"
     workers: list[Worker] = field(default_factory=list)
@@ -220,7 +230,7 @@ class LayoutPool:
         self._threads = ThreadPoolExecutor(max_workers=2 * self.size, thread_name_prefix="layout-pool")
         loop = asyncio.get_running_loop()
         started = await asyncio.gather(
-            *(loop.run_in_executor(self._threads, start_worker, self.memory_mb) for _ in range(self.size))
+            *(loop.run_in_executor(self._threads, start_worker, self.config) for _ in range(self.size))
         )
         for w in started:
             self.workers.append(w)
@@ -338,7 +348,7 @@ class LayoutPool:
 
         def stop_and_start() -> Worker:
             stop_worker(old)
-            return start_worker(self.memory_mb)
+            return start_worker(self.config)
 
         def started(future: asyncio.Future[Worker]) -> None:
             if self._closing:

@@ -37,6 +37,10 @@ class Settings:
     worker_memory_mb: int = 2048  # 0: no cap
     # A worker whose peak resident memory passed this mark (a large job) is replaced after its job.
     worker_recycle_mb: int = 1024  # 0: never
+    # Compiled code kept on disk, shared by the workers (and by replicas mounting one volume) and
+    # pruned to compile_cache_mb; "": in each worker's memory only.
+    compile_cache_dir: str = ""
+    compile_cache_mb: int = 512
     drain_seconds: float = 10.0  # on shutdown, in-flight requests get this long before they are cut
 
 
@@ -52,5 +56,7 @@ def settings_from_env() -> Settings:
         max_total_body_bytes=_env_int("PENROSE_MAX_TOTAL_BODY_BYTES", Settings.max_total_body_bytes),
         worker_memory_mb=_env_int("PENROSE_WORKER_MEMORY_MB", Settings.worker_memory_mb),
         worker_recycle_mb=_env_int("PENROSE_WORKER_RECYCLE_MB", Settings.worker_recycle_mb),
+        compile_cache_dir=os.environ.get("PENROSE_COMPILE_CACHE_DIR", Settings.compile_cache_dir),
+        compile_cache_mb=_env_int("PENROSE_COMPILE_CACHE_MB", Settings.compile_cache_mb),
         drain_seconds=_env_float("PENROSE_DRAIN_SECONDS", Settings.drain_seconds),
     )

@@ -69,6 +69,9 @@ class FunctionCache:
 
 
 CACHE = FunctionCache()
+# Where compiled energies' machine code is kept on disk (None: in memory only); a host program such
+# as the service's layout workers sets it, several processes may share one directory.
+DISK_CACHE: str | None = None
 
 
 class CompiledProblem:
@@ -104,7 +107,9 @@ class CompiledProblem:
         for kind in self.kinds:  # our own tables: checked once here instead of at every gather
             if kind.rows_in.size and not (kind.rows_in.min() >= 0 and kind.rows_in.max() < self.n_inputs):
                 raise ValueError(f"goal table of {kind.name} indexes outside the {self.n_inputs} unknowns")
-        self.vg = Compiled(found.energy_and_grad, time_limit=time_limit, bounds_checks=False)
+        self.vg = Compiled(
+            found.energy_and_grad, time_limit=time_limit, bounds_checks=False, cache_dir=DISK_CACHE
+        )
         self.time_limit = time_limit
         self._write_tables(self.vg)
         self.wasm_seconds = time.perf_counter() - t1
