@@ -104,10 +104,20 @@ def test_dockerignore_keeps_the_context_to_what_the_image_copies():
     assert not any(".venv" in k for k in kept)
 
 
-def test_compose_builds_this_dockerfile_and_maps_the_port():
-    text = COMPOSE.read_text()
-    assert "dockerfile: docker/Dockerfile" in text
-    assert '"8000:8000"' in text
+def test_compose_runs_replicas_behind_the_proxy_sharing_the_compile_cache():
+    import yaml  # dask's dependency, in the test extra
+
+    services = yaml.safe_load(COMPOSE.read_text())["services"]
+    app, proxy = services["diagrams"], services["proxy"]
+    assert app["build"]["dockerfile"] == "docker/Dockerfile"
+    assert app["deploy"]["replicas"] == "${REPLICAS:-3}"
+    cache = app["environment"]["PENROSE_COMPILE_CACHE_DIR"]
+    assert app["volumes"] == [f"compile-cache:{cache}"]  # one named volume for every replica
+    assert "ports" not in app and proxy["ports"] == ["${PORT:-8000}:8000"]
+    nginx = (REPO / "docker" / "proxy" / "nginx.conf").read_text()
+    assert "server diagrams:8000" in nginx and "listen 8000" in nginx
+    # the image's mount point exists and belongs to the service's user
+    assert any(cache in a and "-o penrose" in a for w, a in instructions() if w == "RUN")
 
 
 def test_entrypoint_command_starts_the_service_outside_docker():
