@@ -39,8 +39,10 @@ if [ ! -f docker/wheels/.complete ] && python3 -c 'import sys, platform; \
   rm -f "$tools.log"
   rm -rf "$tools"; touch docker/wheels/.complete
 fi
-docker build -q -f docker/Dockerfile --build-arg BASE="$BASE" -t "$IMAGE" . >/dev/null 2>&1 \
-  || fail "docker build failed"
+build_log="$(mktemp)"
+docker build -f docker/Dockerfile --build-arg BASE="$BASE" -t "$IMAGE" . >"$build_log" 2>&1 \
+  || { tail -30 "$build_log" >&2; rm -f "$build_log"; fail "docker build failed"; }
+rm -f "$build_log"
 t2=$(date +%s)
 
 name="penrose-smoke-$$"
