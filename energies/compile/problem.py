@@ -31,6 +31,10 @@ from .energy import (
 from .goal_list import GoalList, split_goals
 from .kinds import GoalKind, Memo
 
+# Where compiled energies' machine code is kept on disk (None: in memory only); a host program such
+# as the service's layout workers sets it, several processes may share one directory.
+DISK_CACHE: str | None = None
+
 
 @dataclass
 class Functions:
@@ -69,9 +73,6 @@ class FunctionCache:
 
 
 CACHE = FunctionCache()
-# Where compiled energies' machine code is kept on disk (None: in memory only); a host program such
-# as the service's layout workers sets it, several processes may share one directory.
-DISK_CACHE: str | None = None
 
 
 class CompiledProblem:
