@@ -81,6 +81,7 @@ async def burst(url: str, n: int, limit: float, failures: list[str]) -> None:
             return_exceptions=True,
         )
         wall = time.perf_counter() - t0
+        text = (await client.get("/metrics")).text  # behind a proxy: one replica's
     statuses: Counter[str] = Counter()
     late, latencies, retry_after = 0, [], []
     for res in results:
@@ -95,12 +96,16 @@ async def burst(url: str, n: int, limit: float, failures: list[str]) -> None:
             retry_after.append(int(r.headers["retry-after"]))
         else:
             statuses[str(r.status_code)] += 1
+    reasons = {
+        k: int(metric(text, f'penrose_rejections_total{{reason="{k}"}}'))
+        for k in ("queue-full", "queue-timeout")
+    }
     latencies.sort()
     q = statistics.quantiles(latencies, n=100, method="inclusive") if len(latencies) > 1 else [0.0] * 99
     print(
         f"burst    {n} concurrent uncached: {dict(statuses)} in {wall:.1f} s; latency p50 {q[49]:.2f} s, "
         f"p99 {q[98]:.2f} s, max {latencies[-1]:.2f} s (limit + 1 = {limit + 1:.0f} s); "
-        f"Retry-After {min(retry_after, default=0)}-{max(retry_after, default=0)} s"
+        f"Retry-After {min(retry_after, default=0)}-{max(retry_after, default=0)} s; 503s by reason {reasons}"
     )
     if set(statuses) - {"200", "503+Retry-After"}:
         failures.append(f"burst: answers other than 200 or 503 with Retry-After: {dict(statuses)}")
