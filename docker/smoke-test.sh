@@ -26,19 +26,7 @@ if ! docker image inspect "$BASE" >/dev/null 2>&1 && ! timeout 60 docker pull -q
   docker image inspect "$BASE" >/dev/null 2>&1 || docker/make-base-image.sh "$BASE"
 fi
 t1=$(date +%s)
-# The locked wheels, fetched by this machine's pip (its index, proxy and certificates), so the build
-# needs no route of its own to the index; pip inside the build checks their hashes again. The
-# wheels are this machine's: they fit the image where this is Python 3.11 on Linux x86_64 too
-# (elsewhere the build's pip fetches them itself).
-if [ ! -f docker/wheels/.complete ] && python3 -c 'import sys, platform; \
-    sys.exit(sys.version_info[:2] != (3, 11) or platform.machine() != "x86_64")'; then
-  tools="$(mktemp -d)"
-  python3 -m venv "$tools" && "$tools/bin/pip" download -q --require-hashes --no-deps --only-binary=:all: \
-      -d docker/wheels -r docker/requirements.lock >"$tools.log" 2>&1 \
-      || { grep -v '^WARNING' "$tools.log" >&2; fail "could not download the locked wheels"; }
-  rm -f "$tools.log"
-  rm -rf "$tools"; touch docker/wheels/.complete
-fi
+docker/fetch-wheels.sh || fail "could not download the locked wheels"
 build_log="$(mktemp)"
 docker build -f docker/Dockerfile --build-arg BASE="$BASE" -t "$IMAGE" . >"$build_log" 2>&1 \
   || { tail -30 "$build_log" >&2; rm -f "$build_log"; fail "docker build failed"; }
