@@ -25,7 +25,6 @@ from .errors import LinearityError
 from .ir import Atom, Block, Eqn, Function, Lit, Var
 from .linearity import Linearity, call_mask, free_vars
 
-
 RESIDUAL_LIMIT = 64  # residual leaves a call may hand to its caller before it is checkpointed
 
 

@@ -24,7 +24,9 @@ def dag(depth: int) -> adcore.Fn:
     """h_0(x, y) = sin x + cos y; h_{k+1}(x, y) = (h_k(x/2 + y, y - x/4) + h_k(y, x)) / 2."""
     h = fn([Real, Real], Real, lambda x, y: am.sin(x) + am.cos(y), name="h0")
     for k in range(depth):
-        h = fn([Real, Real], Real, lambda x, y, p=h: (p(x / 2 + y, y - x / 4) + p(y, x)) / 2, name=f"h{k + 1}")
+        h = fn(
+            [Real, Real], Real, lambda x, y, p=h: (p(x / 2 + y, y - x / 4) + p(y, x)) / 2, name=f"h{k + 1}"
+        )
     return h
 
 
@@ -100,7 +102,9 @@ def test_a_call_dag_in_a_loop_is_inlined_within_a_budget() -> None:
     n = 4
     for depth, run in ((5, True), (30, False)):
         h = dag(depth)
-        f = fn([Vec(n, Real), Vec(n, Real)], Real, lambda xs, ys, h=h: adcore.sum(n, lambda i: h(xs[i], ys[i])))
+        f = fn(
+            [Vec(n, Real), Vec(n, Real)], Real, lambda xs, ys, h=h: adcore.sum(n, lambda i: h(xs[i], ys[i]))
+        )
         g = fn([Vec(n, Real), Vec(n, Real)], Vec(n, Real), lambda xs, ys, f=f: vjp(f)(xs, ys).grad(1.0)[0])
         assert len(build_module(g.ir)[0]) < 100_000
         if run:
