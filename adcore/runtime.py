@@ -31,13 +31,16 @@ import queue
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from pathlib import Path
 
 import numpy as np
 import wasmtime
 from wasmtime import _ffi as ffi
+from wasmtime import _func as wasmtime_func
+
+from .errors import OpaqueCallError
 
 TICK_SECONDS = 0.01
 ENGINE_SETTINGS: dict[str, object] = {
@@ -79,6 +82,11 @@ class WasmTimeout(WasmTrap):
     pass
 
 
+class WasmHostError(WasmTrap):
+    """A host function (an opaque function's Python implementation) raised; the exception is the
+    `__cause__`."""
+
+
 class WasmOutOfMemory(WasmTrap):
     pass
 
@@ -101,6 +109,24 @@ _TRAP_CLASSES: dict[wasmtime.TrapCode, tuple[type[WasmTrap], str]] = {
     wasmtime.TrapCode.MEMORY_OUT_OF_BOUNDS: (WasmMemoryOutOfBounds, "out-of-bounds memory access"),
     wasmtime.TrapCode.STACK_OVERFLOW: (WasmStackOverflow, "call stack exhausted"),
 }
+
+
+def take_host_error() -> BaseException | None:
+    """The exception a host function raised in the last trapped call, if any (and forget it).
+
+    wasmtime-py's trampoline turns a callback's exception into a trap and keeps the exception until a
+    wasmtime-py call re-raises it; calls through `FastFunc` bypass that, so it is taken where their
+    trap is handled and never surfaces in an unrelated call."""
+    exn, wasmtime_func.LAST_EXCEPTION = wasmtime_func.LAST_EXCEPTION, None
+    return exn
+
+
+def raise_host_error(function: str, exn: BaseException) -> None:
+    """Raise the error for a call to `function` stopped by a host function's exception, from the
+    exception the Python implementation raised."""
+    if isinstance(exn, OpaqueCallError):
+        raise WasmHostError(function, str(exn)) from exn.__cause__
+    raise WasmHostError(function, f"host function raised {type(exn).__name__}: {exn}") from exn
 
 
 def trap_to_exception(function: str, trap: wasmtime.Trap, time_limit: float | None = None) -> WasmTrap:
@@ -322,7 +348,7 @@ class Instance:
     def __init__(
         self,
         module: wasmtime.Module | bytes,
-        imports: Sequence[wasmtime.Func] = (),
+        host: Sequence[tuple[wasmtime.FuncType, Callable[..., object]]] = (),
         time_limit: float | None = 10.0,
         memory_limit: int | None = 256 * 2**20,
         cache_dir: str | Path | None = None,
@@ -338,7 +364,10 @@ class Instance:
             self.store.set_limits(memory_size=memory_limit)
         self.arm_deadline()
         try:
-            self.instance = wasmtime.Instance(self.store, self.module, list(imports))
+            # the module's imports: host functions, called with the caller (for its memory) first
+            self.host = list(host)
+            imports = [wasmtime.Func(self.store, ty, cb, access_caller=True) for ty, cb in self.host]
+            self.instance = wasmtime.Instance(self.store, self.module, imports)
         except wasmtime.Trap as trap:
             raise trap_to_exception("<start>", trap, time_limit) from None
         except wasmtime.WasmtimeError as e:
@@ -370,6 +399,8 @@ class Instance:
             return f(self.store, *args)
         except wasmtime.Trap as trap:
             raise trap_to_exception(name, trap, self.time_limit) from None
+        except OpaqueCallError as e:  # wasmtime-py re-raises a host function's exception
+            raise_host_error(name, e)
 
     def fast(self, name: str) -> FastFunc:
         return FastFunc(self, name)
@@ -494,10 +525,18 @@ class FastFunc:
         return None if not results else results[0] if len(results) == 1 else results
 
     def _raise(self, err: int | None) -> None:
+        trap = None
         if self._trap:
             trap = wasmtime.Trap._from_ptr(self._trap)  # takes ownership
             self._trap = ctypes.POINTER(ffi.wasm_trap_t)()
             self._trap_ref = ctypes.byref(self._trap)
+        error = None
+        if err:
+            error = wasmtime.WasmtimeError._from_ptr(ctypes.cast(err, ctypes.POINTER(ffi.wasmtime_error_t)))
+        exn = take_host_error()  # a host function's exception comes back as a trap or an error
+        if exn is not None:
+            raise_host_error(self.name, exn)
+        if trap is not None:
             raise trap_to_exception(self.name, trap, self.inst.time_limit)
-        error = wasmtime.WasmtimeError._from_ptr(ctypes.cast(err, ctypes.POINTER(ffi.wasmtime_error_t)))
+        assert error is not None
         raise WasmTrap(self.name, str(error).splitlines()[0])

@@ -9,8 +9,8 @@ tangent arguments is split the same way, recursively, so the call graph is prese
 
 Residuals stay bounded through calls. A callee's residuals become its caller's, so in a call DAG whose
 functions call the level below twice they would double with every level (2^30 values at depth 30).
-A call whose callee leaves more than `RESIDUAL_LIMIT` residuals (and more than its primal arguments)
-is checkpointed instead: the caller keeps only the primal arguments, and the linear part calls the
+A top-level call whose callee leaves more than `RESIDUAL_LIMIT` residuals (and more than its primal
+arguments) is checkpointed instead: the caller keeps only the primal arguments, and the linear part calls the
 callee's `recompute` function, which reruns the callee's primal part before its linear part. Each
 function is then at most `RESIDUAL_LIMIT` plus its own residuals wide, at the price of one extra
 primal pass of such callees per derivative.
@@ -68,7 +68,7 @@ class Unzipper:
             if not self.lin_info.eqn_is_linear(e):
                 fwd_eqns.append(e)
             else:
-                primal, linear = self.split(e)
+                primal, linear = self.split(e, top=True)
                 fwd_eqns.extend(primal)
                 lin_eqns.extend(linear)
         declared = f.cache.get("linear_results") if self.mask == f.linear_mask else None
@@ -99,14 +99,16 @@ class Unzipper:
         return Unzipped(dce_function(fwd), dce_function(lin), out_mask)
 
     # -- one equation with something linear -> (primal equations, linear equations) --------------
-    def split(self, e: Eqn) -> tuple[list[Eqn], list[Eqn]]:
+    def split(self, e: Eqn, top: bool = False) -> tuple[list[Eqn], list[Eqn]]:
+        """`top`: e is in the function's body, not in a loop (whose primal part the linear part
+        recomputes, so the residuals of its calls never become the function's)."""
         if e.prim == "call":
-            return self.split_call(e)
+            return self.split_call(e, top)
         if e.prim == "for":
             return self.split_loop(e)
         return [], [e]
 
-    def split_call(self, e: Eqn) -> tuple[list[Eqn], list[Eqn]]:
+    def split_call(self, e: Eqn, top: bool) -> tuple[list[Eqn], list[Eqn]]:
         g: Function = e.params["fn"]
         mask = call_mask(g, [self.linear(a) for a in e.args], self.f.name)
         u = unzip_function(g, mask)
@@ -115,7 +117,7 @@ class Unzipper:
         linear_outs = [o for o, m in zip(e.outs, u.out_mask) if m]
         primal_args = [a for a, m in zip(e.args, mask) if not m]
         linear_args = [a for a, m in zip(e.args, mask) if m]
-        if u.n_residuals > RESIDUAL_LIMIT and u.n_residuals > len(primal_args):
+        if top and u.n_residuals > RESIDUAL_LIMIT and u.n_residuals > len(primal_args):
             primal_only, recompute = checkpointed(g, mask, u)
             fwd_call = Eqn(tuple(primal_outs), "call", tuple(primal_args), {"fn": primal_only})
             lin_call = Eqn(tuple(linear_outs), "call", (*primal_args, *linear_args), {"fn": recompute})

@@ -14,8 +14,9 @@ from hypothesis import strategies as st
 import adcore
 from adcore import Int, Real, Vec, fn, vjp
 from adcore import math as am
+from adcore.convert import argument_leaves
 from adcore.fuse import fuse_program
-from adcore.interpreter import Interpreter, argument_leaves
+from adcore.interpreter import Interpreter
 from adcore.ir import Function, call_graph
 from adcore.simplify import simplify_program
 from adcore.typecheck import check_function

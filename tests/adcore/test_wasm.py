@@ -146,13 +146,6 @@ def test_oversized_memory_plan_is_refused() -> None:
         compile(big)
 
 
-def test_opaque_without_wasm_body_is_a_clear_error() -> None:
-    py = adcore.opaque([Real], Real, math.erf, name="erf")
-    f = fn([Real], Real, lambda x: py(x) + 1.0)
-    with pytest.raises(CodegenError, match="erf"):
-        compile(f)
-
-
 def test_many_variables_share_few_locals() -> None:
     def body(x):
         acc = x
