@@ -22,8 +22,8 @@ from dataclasses import dataclass
 
 from .dce import dce_function
 from .errors import LinearityError
-from .ir import Atom, Block, Eqn, Function, Lit, Var
-from .linearity import Linearity, call_mask, free_vars
+from .ir import Atom, Block, Eqn, Function, Lit, Var, free_vars
+from .linearity import Linearity, call_mask
 
 RESIDUAL_LIMIT = 64  # residual leaves a call may hand to its caller before it is checkpointed
 
@@ -71,7 +71,7 @@ class Unzipper:
                 primal, linear = self.split(e, top=True)
                 fwd_eqns.extend(primal)
                 lin_eqns.extend(linear)
-        declared = f.cache.get("linear_results") if self.mask == f.linear_mask else None
+        declared = f.linear_results if self.mask == f.linear_mask else None
         out_mask = declared or tuple(self.linear(r) for r in f.body.results)
         for k, (r, m) in enumerate(zip(f.body.results, out_mask)):
             if self.linear(r) and not m:
@@ -87,7 +87,7 @@ class Unzipper:
         )
         lin = Function(f"{f.name}_lin", lin_body.params, tuple(a.ty for a in lin_body.results), lin_body)
         lin.linear_mask = (False,) * len(residual_params) + (True,) * len(lin_params)
-        lin.cache["linear_results"] = (True,) * len(lin_results)
+        lin.linear_results = (True,) * len(lin_results)
         fwd_params = tuple(p for p, m in zip(f.body.params, self.mask) if not m)
         fwd_results = tuple(r for r, m in zip(f.body.results, out_mask) if not m) + tuple(residual_sources)
         fwd = Function(
@@ -208,7 +208,7 @@ def checkpointed(g: Function, mask: tuple[bool, ...], u: Unzipped) -> tuple[Func
     )
     recompute = Function(f"{g.name}_recompute", body.params, u.lin.result_types, body)
     recompute.linear_mask = (False,) * len(xs) + (True,) * len(dxs)
-    recompute.cache["linear_results"] = (True,) * len(douts)
+    recompute.linear_results = (True,) * len(douts)
     found = g.cache[key] = (primal_only, recompute)
     return found
 

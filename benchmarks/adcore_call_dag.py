@@ -19,8 +19,8 @@ from collections.abc import Callable
 import adcore
 from adcore import Real, Vec, fn, jvp, vjp
 from adcore import math as am
-from adcore.runtime import clear_memory_cache, load_module
 from adcore.wasm.codegen import build_module
+from adcore.wasm.runtime import clear_memory_cache, load_module
 
 
 def dag(depth: int) -> adcore.Fn:

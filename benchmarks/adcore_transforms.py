@@ -26,8 +26,8 @@ from adcore.forward import jvp_function
 from adcore.interpreter import Interpreter
 from adcore.ir import call_graph, count_eqns
 from adcore.reverse import reverse_pair
-from adcore.runtime import clear_memory_cache, load_module
 from adcore.wasm.codegen import build_module
+from adcore.wasm.runtime import clear_memory_cache, load_module
 
 N_INPUTS = 8
 

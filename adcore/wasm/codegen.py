@@ -11,12 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..fuse import fuse_program
 from ..gc_pause import gc_paused
 from ..ir import Function, call_graph
-from ..simplify import simplify_program
 from .emit import FunctionGen
 from .encode import Asm, ModuleBuilder
+from .fuse import fuse_program
 from .host import HOST_MODULE
 from .layout import (
     MAX_MEMORY,
@@ -31,6 +30,7 @@ from .layout import (
     wasm_type,
 )
 from .libm import add_libm
+from .simplify import simplify_program
 
 __all__ = ["CodegenError", "FunctionGen", "Plan", "build_module", "is_array", "size_of", "spilled"]
 

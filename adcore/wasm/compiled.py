@@ -23,10 +23,10 @@ import wasmtime
 
 from ..convert import argument_leaves, to_python
 from ..ir import Function
-from ..runtime import WASM_PAGE, Instance, cached_module, optimize_in_background
 from ..types import Bool, Real, Type
 from .codegen import Plan, build_module, is_array
 from .host import dtype_shape, host_function
+from .runtime import WASM_PAGE, Instance, cached_module, optimize_in_background
 
 
 def module_for(f: Function, bounds_checks: bool = True) -> tuple[bytes, Plan]:

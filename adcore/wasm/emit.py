@@ -13,8 +13,7 @@ region of the frame (`emit_memory.py`).
 
 from __future__ import annotations
 
-from ..ir import Atom, Block, Eqn, Function, Lit, Var, call_graph, callees
-from ..linearity import free_vars
+from ..ir import Atom, Block, Eqn, Function, Lit, Var, call_graph, callees, free_vars
 from ..types import Bool, Int, Real, RefT, Type, VecT
 from .emit_memory import MemoryRules
 from .encode import (

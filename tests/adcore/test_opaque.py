@@ -13,8 +13,8 @@ import pytest
 import adcore
 from adcore import Bool, Dual, Int, Real, Vec, fn, interp, jvp, opaque, vjp
 from adcore import math as am
-from adcore.runtime import WasmHostError
 from adcore.wasm.codegen import build_module
+from adcore.wasm.runtime import WasmHostError
 
 
 def cube_family() -> adcore.Fn:

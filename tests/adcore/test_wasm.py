@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 import adcore
 from adcore import Bool, Int, Real, Vec, compile, fn, interp, jvp, select, vec, vjp
 from adcore import math as am
-from adcore.runtime import WasmTimeout, WasmUnreachable
 from adcore.wasm.codegen import CodegenError
 from adcore.wasm.compiled import Compiled
+from adcore.wasm.runtime import WasmTimeout, WasmUnreachable
 
 from .programs import N_INPUTS, as_vector_fn, programs
 from .test_core import tower

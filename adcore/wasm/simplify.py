@@ -27,12 +27,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from .builder import fold, in_scope, literal_key
-from .dce import dce_function
-from .gc_pause import gc_paused
-from .ir import Atom, Block, Eqn, Function, Lit, Var, callees, has_loop
-from .prims import PURE
-from .types import Int, Real, RefT, VecT
+from ..builder import fold, in_scope, literal_key
+from ..dce import dce_function
+from ..gc_pause import gc_paused
+from ..ir import Atom, Block, Eqn, Function, Lit, Var, callees, has_loop
+from ..prims import PURE
+from ..types import Int, Real, RefT, VecT
 
 INLINE_LIMIT = 60  # own equations of a callee inlined into loop bodies
 INLINE_BUDGET = 600  # equations a callee may expand to, its own inlined callees included
