@@ -12,7 +12,6 @@ a trap; the runtime raises it as a `WasmHostError` naming the function, from the
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -23,6 +22,7 @@ from ..errors import OpaqueCallError
 from ..ir import Function
 from ..types import Bool, Int, Real, Type, VecT
 from .layout import is_array, size_of, wasm_signature
+from .runtime import HostFunction
 
 HOST_MODULE = "host"  # the import module name of opaque functions' host functions
 
@@ -51,8 +51,9 @@ def _write_array(memory: wasmtime.Memory, caller: wasmtime.Caller, addr: int, t:
     memory.write(caller, np.asarray(value, dtype=dtype).reshape(shape).tobytes(), addr)
 
 
-def host_function(g: Function) -> tuple[wasmtime.FuncType, Callable[..., Any]]:
-    """The Wasm type of g's import and the callback implementing it (it takes the caller first)."""
+def host_function(g: Function) -> HostFunction:
+    """g's import: its Wasm type and the callback implementing it (on Wasm numbers; with the caller
+    first when arrays cross, through linear memory)."""
     params, results = wasm_signature(g)
     val = {0x7C: wasmtime.ValType.f64(), 0x7F: wasmtime.ValType.i32()}
     functype = wasmtime.FuncType([val[p] for p in params], [val[r] for r in results])
@@ -65,7 +66,7 @@ def host_function(g: Function) -> tuple[wasmtime.FuncType, Callable[..., Any]]:
     if impl is not None and signature is not None and all(t is Real for t in (*signature[0], signature[1])):
         where = f"result of {name}"
 
-        def real_callback(caller: wasmtime.Caller, *raw: float) -> float:
+        def real_callback(*raw: float) -> float:
             # Reals in, a Real out (most opaque functions): the implementation is called directly
             try:
                 out = impl(*raw)
@@ -73,7 +74,19 @@ def host_function(g: Function) -> tuple[wasmtime.FuncType, Callable[..., Any]]:
             except Exception as e:  # noqa: BLE001 - any failure of user code becomes a trap naming it
                 raise OpaqueCallError(name, e) from e
 
-        return functype, real_callback
+        return HostFunction(functype, real_callback, scalar=True)
+
+    if not arrays_in and not arrays_out:
+
+        def scalar_callback(*raw: Any) -> Any:
+            try:
+                out = call_impl(g, [bool(v) if t is Bool else v for t, v in zip(param_types, raw)])
+            except Exception as e:  # noqa: BLE001 - any failure of user code becomes a trap naming it
+                raise OpaqueCallError(name, e) from e
+            scalars = [int(v) if t is Int or t is Bool else v for t, v in zip(g.result_types, out)]
+            return None if not scalars else scalars[0] if len(scalars) == 1 else scalars
+
+        return HostFunction(functype, scalar_callback, scalar=True)
 
     def callback(caller: wasmtime.Caller, *raw: Any) -> Any:
         try:
@@ -98,7 +111,7 @@ def host_function(g: Function) -> tuple[wasmtime.FuncType, Callable[..., Any]]:
             raise OpaqueCallError(name, e) from e
         return None if not scalars else scalars[0] if len(scalars) == 1 else scalars
 
-    return functype, callback
+    return HostFunction(functype, callback, scalar=False)
 
 
 __all__ = ["HOST_MODULE", "dtype_shape", "host_function"]

@@ -95,3 +95,16 @@ def test_math_library_functions_keep_their_wasm_bodies() -> None:
     grad = fn([Real, Real], Vec(2, Real), lambda x, y: list(vjp(f)(x, y).grad(1.0)))
     _, plan = build_module(grad.ir)
     assert plan.host == []
+
+
+def test_scalar_host_calls_take_ints_and_bools_and_return_several_results() -> None:
+    def split(x: float, k: int, flip: bool) -> dict[str, object]:
+        assert isinstance(k, int) and isinstance(flip, bool)  # the interpreter's Python types
+        return {"scaled": -x * k if flip else x * k, "rounded": round(x), "big": x > 1.0}
+
+    op = opaque([Real, Int, Bool], {"scaled": Real, "rounded": Int, "big": Bool}, split, name="split")
+    f = fn([Real, Int, Bool], {"scaled": Real, "rounded": Int, "big": Bool}, lambda x, k, b: op(x, k, b))
+    c = adcore.compile(f)
+    assert c(2.5, 3, True) == {"scaled": -7.5, "rounded": 2, "big": True}
+    for args in ((0.25, -4, False), (7.5, 0, True)):
+        assert c(*args) == interp(f)(*args)
