@@ -110,3 +110,22 @@ def test_a_call_dag_in_a_loop_is_inlined_within_a_budget() -> None:
         if run:
             xs, ys = [0.1 * k for k in range(n)], [0.3 - 0.05 * k for k in range(n)]
             assert adcore.compile(g)(xs, ys) == interp(g)(xs, ys)
+
+
+def test_nested_small_loops_are_unrolled_within_a_budget() -> None:
+    """Loops of 8 iterations are unrolled; nested five deep that would be 8^5 copies of the body."""
+    n = 8
+
+    def nested(depth: int) -> adcore.Fn:
+        def level(v: object, d: int, acc: object) -> object:
+            if d == 0:
+                return acc
+            return adcore.sum(n, lambda i: level(v, d - 1, acc * v[i] + 1.0))  # type: ignore[index, operator]
+
+        return fn([Vec(n, Real)], Real, lambda v: level(v, depth, v[0]))
+
+    sizes = {d: len(build_module(nested(d).ir)[0]) for d in (3, 5)}
+    assert sizes[5] <= 2 * sizes[3]
+    xs = [0.1 * k - 0.3 for k in range(n)]
+    f = nested(4)
+    assert adcore.compile(f)(xs) == pytest.approx(interp(f)(xs), rel=1e-13)
