@@ -7,37 +7,85 @@
 Functions are traced once into an IR (adcore.ir); forward mode (adcore.jvp), unzipping
 (adcore.unzip) and transposition (adcore.transpose) are IR-to-IR transformations, so derivatives
 of derivatives work. `interp` runs the IR in Python; `compile` runs it as WebAssembly.
+
+This module is adcore's public surface: other packages import from it (and `adcore.math`) only.
+Besides the language it offers what libraries built on it need: `Compiled` (a compiled function with
+numpy views on its memory and raw calls), the errors compiled code raises (`WasmTrap` and its
+subclasses), primitives applied by name to numbers, symbolic or lazy values (`binary`, `unary`,
+`eager`), the type classes (`Scalar`, `StructT`, `VecT`), and `cyclic_gc_paused`.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
 
 from . import math
 from .api import Fn, and_, eq, fn, jvp, neq, not_, opaque, or_, select, sum, to_real, vec, vjp
-from .errors import AdcoreError, AdcoreTypeError, DomainError, LinearityError, TraceError
+from .errors import AdcoreError, AdcoreTypeError, DomainError, LinearityError, OpaqueCallError, TraceError
+from .gc_pause import cyclic_gc_paused
 from .interpreter import interp
-from .types import Bool, Dual, Int, Real, Tan, Vec
+from .types import Bool, Dual, Int, Real, Scalar, StructT, Tan, Vec, VecT
+from .values import binary, eager, unary
+
+# The Wasm backend's names load on first use: wasmtime and numpy take half a second to import, which a
+# program that only traces and interprets should not pay.
+_BACKEND = {
+    "Compiled": ".wasm.compiled",
+    "WasmHostError": ".wasm.runtime",
+    "WasmOutOfMemory": ".wasm.runtime",
+    "WasmTimeout": ".wasm.runtime",
+    "WasmTrap": ".wasm.runtime",
+}
 
 
-def compile(f: Fn, **options: object):  # noqa: A001 - the language's name
+def __getattr__(name: str) -> object:
+    if name not in _BACKEND:
+        raise AttributeError(f"module 'adcore' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_BACKEND[name], __name__), name)
+    globals()[name] = value
+    return value
+
+
+if TYPE_CHECKING:
+    from .wasm.compiled import Compiled
+    from .wasm.runtime import WasmHostError, WasmOutOfMemory, WasmTimeout, WasmTrap
+
+
+def compile(f: Fn, **options: object) -> Compiled:  # noqa: A001 - the language's name
     """A Python callable running `f` as WebAssembly (same values in and out as `interp`)."""
-    from .wasm.compiled import compile_fn
+    from .wasm.compiled import Compiled
 
-    return compile_fn(f, **options)
+    return Compiled(f, **options)
 
 
 __all__ = [
     "AdcoreError",
     "AdcoreTypeError",
     "Bool",
+    "Compiled",
     "DomainError",
     "Dual",
     "Fn",
     "Int",
     "LinearityError",
+    "OpaqueCallError",
     "Real",
+    "Scalar",
+    "StructT",
     "Tan",
     "TraceError",
     "Vec",
+    "VecT",
+    "WasmHostError",
+    "WasmOutOfMemory",
+    "WasmTimeout",
+    "WasmTrap",
     "and_",
+    "binary",
     "compile",
+    "cyclic_gc_paused",
+    "eager",
     "eq",
     "fn",
     "interp",
@@ -50,6 +98,7 @@ __all__ = [
     "select",
     "sum",
     "to_real",
+    "unary",
     "vec",
     "vjp",
 ]

@@ -10,7 +10,6 @@ from __future__ import annotations
 import builtins
 import inspect
 import itertools
-import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -19,7 +18,6 @@ from .errors import AdcoreTypeError
 from .gc_pause import gc_paused
 from .ir import Atom, Function, Lit, Var
 from .lazy import find_lazy
-from .typecheck import check_function
 from .types import Bool, Int, Real, RefT, Scalar, StructT, Type, VecT, as_type, is_real_leaf, leaf_types
 from .values import (
     STATE,
@@ -36,8 +34,6 @@ from .values import (
 )
 
 _anon = itertools.count(1)
-# Emission already types every instruction; re-checking each traced function is for debugging and tests.
-CHECK_TYPES = os.environ.get("ADCORE_CHECK_TYPES", "") not in ("", "0")
 
 
 def dual_type(t: Type) -> Type:
@@ -111,7 +107,7 @@ class Fn:
                 f"got ({', '.join(map(repr, j.params))}) -> {j.ret!r}"
             )
         j.ir.linear_mask = tangent_mask(self.params)
-        j.ir.cache["linear_results"] = tangent_mask([self.ret])
+        j.ir.linear_results = tangent_mask([self.ret])
         self.ir.custom_jvp = j.ir
         self.ir.cache.clear()
 
@@ -164,15 +160,7 @@ def fn(params: Sequence[Any], ret: Any, body: Callable[..., Any], *, name: str |
     finally:
         STATE.stack.pop()
     flat = [v for g in groups for v in g]
-    ir = Function(
-        name,
-        tuple(flat),
-        tuple(leaf_types(rtype)),
-        builder.finish(flat, results),
-        signature=(tuple(ptypes), rtype),
-    )
-    if CHECK_TYPES:
-        check_function(ir)
+    ir = builder.finish(name, flat, results, leaf_types(rtype), (tuple(ptypes), rtype))
     return Fn(ir, ptypes, rtype)
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from .ir import Atom, Block, Eqn, Function, Lit, Var
 from .prims import PURE, result_types
+from .typecheck import checked
 from .types import Bool, Int, Real, RefT, Scalar, Type, VecT
 
 _TYPED: dict[tuple[Any, ...], tuple[Type, ...]] = {}  # (prim, *argument types) -> result types
@@ -104,9 +105,19 @@ class Builder:
         eqns = self.close_block()
         return self.emit("for", (), n=n, body=Block((i, *refs), tuple(eqns), results))
 
-    def finish(self, params: Sequence[Var], results: Sequence[Atom]) -> Block:
+    def finish(
+        self,
+        name: str,
+        params: Sequence[Var],
+        results: Sequence[Atom],
+        result_types: Sequence[Type] | None = None,
+        signature: tuple[tuple[Type, ...], Type] | None = None,
+    ) -> Function:
+        """The function of what was emitted (type-checked when `typecheck.CHECK_TYPES` is on)."""
         assert len(self.blocks) == 1, "unclosed loop body"
-        return Block(tuple(params), tuple(self.blocks[0]), tuple(results))
+        types = tuple(a.ty for a in results) if result_types is None else tuple(result_types)
+        body = Block(tuple(params), tuple(self.blocks[0]), tuple(results))
+        return checked(Function(name, tuple(params), types, body, signature=signature))
 
     # -- small helpers ------------------------------------------------------------------------------
     def add(self, a: Atom, b: Atom) -> Atom:

@@ -5,8 +5,8 @@ Unzipping and transposing recompute and copy freely; this pass removes what nobo
 
 from __future__ import annotations
 
-from .ir import Block, Eqn, Function, Var
-from .linearity import free_vars
+from .ir import Block, Eqn, Function, Var, free_vars
+from .typecheck import checked
 
 
 def dce_function(f: Function) -> Function:
@@ -16,10 +16,9 @@ def dce_function(f: Function) -> Function:
     eqns = dce_eqns(f.body.eqns, live, set())
     g = Function(f.name, f.params, f.result_types, Block(f.body.params, tuple(eqns), f.body.results))
     g.linear_mask = f.linear_mask
+    g.linear_results = f.linear_results
     g.signature = f.signature
-    if "linear_results" in f.cache:
-        g.cache["linear_results"] = f.cache["linear_results"]
-    return g
+    return checked(g)
 
 
 def dce_eqns(eqns: tuple[Eqn, ...], live: set[Var], live_refs: set[Var]) -> list[Eqn]:

@@ -19,3 +19,11 @@ class LinearityError(AdcoreError):
 
 class DomainError(AdcoreError, ValueError):
     """A math function got an argument outside its domain (reported by the interpreter)."""
+
+
+class OpaqueCallError(AdcoreError):
+    """An opaque function's Python implementation failed while compiled code called it."""
+
+    def __init__(self, function: str, cause: BaseException):
+        super().__init__(f"opaque function {function} raised {type(cause).__name__}: {cause}")
+        self.function = function

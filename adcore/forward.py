@@ -58,11 +58,9 @@ def jvp_function(f: Function, wrt: tuple[bool, ...] | None = None) -> Function:
         if is_real_leaf(r.ty):
             results.append(state.t_or_zero(r))
             result_mask.append(True)
-    g = Function(
-        f"{f.name}_jvp", tuple(params), tuple(a.ty for a in results), state.b.finish(params, results)
-    )
+    g = state.b.finish(f"{f.name}_jvp", params, results)
     g.linear_mask = tuple(mask)
-    g.cache["linear_results"] = tuple(result_mask)
+    g.linear_results = tuple(result_mask)
     f.cache[key] = g
     return g
 

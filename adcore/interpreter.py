@@ -11,9 +11,10 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from .convert import argument_leaves, call_impl, to_python
 from .errors import AdcoreError, DomainError
-from .ir import Block, Eqn, Function, Lit, Var
-from .types import Bool, Int, Real, Scalar, StructT, Type, VecT, leaf_types
+from .ir import Block, Eqn, Function, Var
+from .types import Int, Real, Type, VecT
 
 NAN = math.nan
 INF = math.inf
@@ -131,15 +132,9 @@ class Interpreter:
         return [env[r] if isinstance(r, Var) else r.val for r in f.body.results]
 
     def run_opaque(self, f: Function, args: Sequence[Any]) -> list[Any]:
-        if f.impl is None or f.signature is None:
-            raise AdcoreError(f"opaque function {f.name} has no Python implementation")
-        ptypes, rtype = f.signature
-        it = iter(args)
-        user_args = [to_python(t, [next(it) for _ in leaf_types(t)]) for t in ptypes]
-        out = f.impl(*user_args)
-        leaves = from_python(rtype, out, f"result of {f.name}")
+        leaves = call_impl(f, args)
         if self.strict and any(_nan(v) for v in leaves) and not any(_nan(a) for a in args):
-            raise DomainError(f"{f.name}{tuple(user_args)} is outside the function's domain (NaN)")
+            raise DomainError(f"{f.name}{tuple(args)} is outside the function's domain (NaN)")
         return leaves
 
     def block(self, f: Function, block: Block, env: dict[Var, Any]) -> None:
@@ -194,63 +189,6 @@ def _nan(v: Any) -> bool:
     return isinstance(v, float) and v != v
 
 
-# -- Python values <-> IR leaves ------------------------------------------------------------------
-
-
-def from_python(ty: Type, value: Any, where: str) -> list[Any]:
-    """The IR leaves of a Python value of user type `ty` (struct of arrays for arrays of structs)."""
-    if isinstance(ty, Scalar):
-        if not isinstance(value, (bool, int, float)) and not hasattr(value, "__float__"):
-            raise AdcoreError(f"{where}: expected {ty!r}, got {type(value).__name__} {value!r}")
-        if ty == Bool:
-            return [bool(value)]
-        if ty == Int:
-            if isinstance(value, float) and not value.is_integer():
-                raise AdcoreError(f"{where}: expected an Int, got {value!r}")
-            return [int(value)]
-        return [float(value)]
-    if isinstance(ty, VecT):
-        if not isinstance(value, (list, tuple)) or len(value) != ty.n:
-            raise AdcoreError(f"{where}: expected a list of {ty.n} for {ty!r}, got {value!r}")
-        elems = [from_python(ty.elem, v, f"{where}[{k}]") for k, v in enumerate(value)]
-        return [[e[j] for e in elems] for j in range(len(leaf_types(ty.elem)))]
-    if isinstance(ty, StructT):
-        if not isinstance(value, dict) or set(value) != {k for k, _ in ty.fields}:
-            raise AdcoreError(
-                f"{where}: expected a dict with fields {[k for k, _ in ty.fields]}, got {value!r}"
-            )
-        return [leaf for k, ft in ty.fields for leaf in from_python(ft, value[k], f"{where}[{k!r}]")]
-    raise AdcoreError(f"{where}: unsupported type {ty!r}")
-
-
-def to_python(ty: Type, leaves: Sequence[Any]) -> Any:
-    if isinstance(ty, Scalar):
-        (v,) = leaves
-        return v
-    if isinstance(ty, VecT):
-        k = len(leaf_types(ty.elem))
-        return [to_python(ty.elem, [leaves[j][i] for j in range(k)]) for i in range(ty.n)]
-    if isinstance(ty, StructT):
-        out, pos = {}, 0
-        for name, ft in ty.fields:
-            k = len(leaf_types(ft))
-            out[name] = to_python(ft, leaves[pos : pos + k])
-            pos += k
-        return out
-    raise AdcoreError(f"unsupported type {ty!r}")
-
-
-def argument_leaves(f: Any, args: Sequence[Any]) -> list[Any]:
-    """The IR leaves of Python arguments of `f` (an `Fn`), with errors naming the argument."""
-    if len(args) != len(f.params):
-        raise AdcoreError(f"{f.name} expects {len(f.params)} argument(s), got {len(args)}")
-    return [
-        leaf
-        for k, (t, a) in enumerate(zip(f.params, args))
-        for leaf in from_python(t, a, f"argument {k} of {f.name}")
-    ]
-
-
 def interp(f: Any, *, strict: bool = False) -> Callable[..., Any]:
     """A Python callable running `f` (an `Fn`) on Python values: floats, ints, bools, lists, dicts."""
     machine = Interpreter(strict)
@@ -262,4 +200,4 @@ def interp(f: Any, *, strict: bool = False) -> Callable[..., Any]:
     return run
 
 
-__all__ = ["EVAL", "Interpreter", "from_python", "interp", "to_python", "Lit"]
+__all__ = ["EVAL", "Interpreter", "interp"]

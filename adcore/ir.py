@@ -65,13 +65,29 @@ class Eqn:
 
 @dataclass(frozen=True, eq=False)
 class Block:
-    params: tuple[Var, ...]
-    eqns: tuple[Eqn, ...]
-    results: tuple[Atom, ...]
+    params: tuple[Var, ...]  # a function's parameters, or a loop's index then its accumulator refs
+    eqns: tuple[Eqn, ...]  # SSA: each variable is defined once, before it is read
+    results: tuple[Atom, ...]  # a function's results, or a loop's per-iteration elements
 
 
 class Function:
-    """A function of the call graph. `body` is None for opaque functions, which have `impl` instead."""
+    """A function of the call graph: plain data, immutable once built except `custom_jvp` (set by
+    the user before the function is transformed; setting it clears the memos).
+
+    Fields and their invariants:
+    - name: for messages and the printer; not unique.
+    - params: leaf-typed variables, the same objects as `body.params` (when there is a body).
+    - result_types: leaf types, those of `body.results`.
+    - body: None exactly for opaque functions, which have `impl` (or a Wasm body in adcore.math).
+    - impl: an opaque function's Python implementation, on user-level values (`signature`).
+    - signature: the user-level (param types, return type) of a function built by `fn`/`opaque`.
+    - custom_jvp: leaf-level (x, dx per Real leaf, ...) -> (y, dy, ...), replacing derived JVPs.
+    - linear_mask: for functions linear in some parameters (jvp results, linear parts, custom
+      JVPs): which parameters are tangents. None: no parameter is declared a tangent.
+    - linear_results: with `linear_mask`, which results are tangents, when declared rather than
+      inferred (jvp results, custom JVPs, linear parts); None: inferred by dependence.
+    - cache: memos only (transform results, analyses), each recomputable from the fields above.
+    """
 
     def __init__(
         self,
@@ -88,10 +104,11 @@ class Function:
         self.result_types = result_types
         self.body = body
         self.impl = impl
-        self.signature = signature  # user-level (param types, return type), if built by `fn`/`opaque`
-        self.custom_jvp: Function | None = None  # leaf-level: (x, dx per Real leaf) -> (y, dy)
-        self.cache: dict[Any, Any] = {}  # per-function transform results (jvp, unzip, transpose...)
-        self.linear_mask: tuple[bool, ...] | None = None  # set on jvp results: which params are tangents
+        self.signature = signature
+        self.custom_jvp: Function | None = None
+        self.linear_mask: tuple[bool, ...] | None = None
+        self.linear_results: tuple[bool, ...] | None = None
+        self.cache: dict[Any, Any] = {}
 
     @property
     def param_types(self) -> tuple[Type, ...]:
@@ -162,6 +179,28 @@ def _reachable(f: Function) -> list[Function]:
     return order
 
 
+def free_vars(block: Block) -> list[Var]:
+    """Variables a block reads but does not define, in order of first use."""
+    defined: set[Var] = set()
+    seen: dict[Var, None] = {}
+
+    def visit(b: Block) -> None:
+        defined.update(b.params)
+        for e in b.eqns:
+            for a in e.args:
+                if isinstance(a, Var) and a not in defined:
+                    seen.setdefault(a)
+            if e.prim == "for":
+                visit(e.params["body"])
+            defined.update(e.outs)
+        for r in b.results:
+            if isinstance(r, Var) and r not in defined:
+                seen.setdefault(r)
+
+    visit(block)
+    return list(seen)
+
+
 def count_eqns(block: Block) -> int:
     return sum(1 + (count_eqns(e.params["body"]) if e.prim == "for" else 0) for e in block.eqns)
 
@@ -177,5 +216,6 @@ __all__ = [
     "Var",
     "call_graph",
     "callees",
+    "free_vars",
     "has_loop",
 ]

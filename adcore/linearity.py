@@ -40,12 +40,17 @@ def call_mask(g: Function, arg_linear: Sequence[bool], caller: str) -> tuple[boo
 
 
 def call_out_mask(g: Function, mask: tuple[bool, ...]) -> tuple[bool, ...]:
-    declared = g.cache.get("linear_results")
-    if declared is not None and mask == g.linear_mask:
-        return declared
-    from .unzip import unzip_function
-
-    return unzip_function(g, mask).out_mask
+    """Which results of g are linear when the parameters `mask` marks are (memoized per mask)."""
+    if g.linear_results is not None and mask == g.linear_mask:
+        return g.linear_results
+    key = ("out_mask", mask)
+    found = g.cache.get(key)
+    if found is None:
+        if g.body is None:
+            raise LinearityError(f"opaque function {g.name} is called with tangent arguments")
+        info = Linearity(g, mask)
+        found = g.cache[key] = tuple(info.is_linear(r) for r in g.body.results)
+    return found
 
 
 class Linearity:
@@ -132,25 +137,3 @@ def _why_not_linear(prim: str, lin_args: list[bool]) -> str | None:
 
 
 _NOT_LINEAR: dict[tuple[str | bool, ...], str | None] = {}  # (prim, *linear args) -> _why_not_linear
-
-
-def free_vars(block: Block) -> list[Var]:
-    """Variables a block reads but does not define, in order of first use."""
-    defined: set[Var] = set()
-    seen: dict[Var, None] = {}
-
-    def visit(b: Block) -> None:
-        defined.update(b.params)
-        for e in b.eqns:
-            for a in e.args:
-                if isinstance(a, Var) and a not in defined:
-                    seen.setdefault(a)
-            if e.prim == "for":
-                visit(e.params["body"])
-            defined.update(e.outs)
-        for r in b.results:
-            if isinstance(r, Var) and r not in defined:
-                seen.setdefault(r)
-
-    visit(block)
-    return list(seen)

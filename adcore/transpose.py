@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from .builder import Builder
 from .dce import dce_function
 from .errors import LinearityError
-from .ir import Atom, Block, Eqn, Function, Lit, Var
-from .linearity import Linearity, call_mask, free_vars
+from .ir import Atom, Block, Eqn, Function, Lit, Var, free_vars
+from .linearity import Linearity, call_mask
 from .types import Int, Real, RefT, Scalar, Type, VecT
 
 
@@ -67,10 +67,7 @@ class Transposer:
         self.block(f.body.eqns)
         results = [self.read(p) for p in linear_params]
         params = (*primal_params, *ct_params)
-        g = Function(
-            f"{f.name}_T", params, tuple(p.ty for p in linear_params), self.b.finish(params, results)
-        )
-        return g
+        return self.b.finish(f"{f.name}_T", params, results, [p.ty for p in linear_params])
 
     # -- cotangent bookkeeping ------------------------------------------------------------------
     def contribute(self, a: Atom, c: Contribution) -> None:

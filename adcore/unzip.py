@@ -6,6 +6,14 @@ as in "You Only Linearize Once". Top-level primal work goes to `fwd` and is pass
 residuals. Inside loops, `lin` recomputes the primal part of each iteration instead of storing it
 (iterations are independent, so this costs one extra primal pass and no tape memory). A call with
 tangent arguments is split the same way, recursively, so the call graph is preserved.
+
+Residuals stay bounded through calls. A callee's residuals become its caller's, so in a call DAG whose
+functions call the level below twice they would double with every level (2^30 values at depth 30).
+A top-level call whose callee leaves more than `RESIDUAL_LIMIT` residuals (and more than its primal
+arguments) is checkpointed instead: the caller keeps only the primal arguments, and the linear part calls the
+callee's `recompute` function, which reruns the callee's primal part before its linear part. Each
+function is then at most `RESIDUAL_LIMIT` plus its own residuals wide, at the price of one extra
+primal pass of such callees per derivative.
 """
 
 from __future__ import annotations
@@ -14,15 +22,21 @@ from dataclasses import dataclass
 
 from .dce import dce_function
 from .errors import LinearityError
-from .ir import Atom, Block, Eqn, Function, Lit, Var
-from .linearity import Linearity, call_mask, free_vars
+from .ir import Atom, Block, Eqn, Function, Lit, Var, free_vars
+from .linearity import Linearity, call_mask
+
+RESIDUAL_LIMIT = 64  # residual leaves a call may hand to its caller before it is checkpointed
 
 
 @dataclass(frozen=True)
 class Unzipped:
-    fwd: Function
-    lin: Function
-    out_mask: tuple[bool, ...]
+    fwd: Function  # (primal params) -> (primal results, residuals)
+    lin: Function  # (residuals, linear params) -> linear results
+    out_mask: tuple[bool, ...]  # which results of the unzipped function are linear
+
+    @property
+    def n_residuals(self) -> int:
+        return len(self.fwd.result_types) - self.out_mask.count(False)
 
 
 def unzip_function(f: Function, mask: tuple[bool, ...]) -> Unzipped:
@@ -54,10 +68,10 @@ class Unzipper:
             if not self.lin_info.eqn_is_linear(e):
                 fwd_eqns.append(e)
             else:
-                primal, linear = self.split(e)
+                primal, linear = self.split(e, top=True)
                 fwd_eqns.extend(primal)
                 lin_eqns.extend(linear)
-        declared = f.cache.get("linear_results") if self.mask == f.linear_mask else None
+        declared = f.linear_results if self.mask == f.linear_mask else None
         out_mask = declared or tuple(self.linear(r) for r in f.body.results)
         for k, (r, m) in enumerate(zip(f.body.results, out_mask)):
             if self.linear(r) and not m:
@@ -73,7 +87,7 @@ class Unzipper:
         )
         lin = Function(f"{f.name}_lin", lin_body.params, tuple(a.ty for a in lin_body.results), lin_body)
         lin.linear_mask = (False,) * len(residual_params) + (True,) * len(lin_params)
-        lin.cache["linear_results"] = (True,) * len(lin_results)
+        lin.linear_results = (True,) * len(lin_results)
         fwd_params = tuple(p for p, m in zip(f.body.params, self.mask) if not m)
         fwd_results = tuple(r for r, m in zip(f.body.results, out_mask) if not m) + tuple(residual_sources)
         fwd = Function(
@@ -85,22 +99,29 @@ class Unzipper:
         return Unzipped(dce_function(fwd), dce_function(lin), out_mask)
 
     # -- one equation with something linear -> (primal equations, linear equations) --------------
-    def split(self, e: Eqn) -> tuple[list[Eqn], list[Eqn]]:
+    def split(self, e: Eqn, top: bool = False) -> tuple[list[Eqn], list[Eqn]]:
+        """`top`: e is in the function's body, not in a loop (whose primal part the linear part
+        recomputes, so the residuals of its calls never become the function's)."""
         if e.prim == "call":
-            return self.split_call(e)
+            return self.split_call(e, top)
         if e.prim == "for":
             return self.split_loop(e)
         return [], [e]
 
-    def split_call(self, e: Eqn) -> tuple[list[Eqn], list[Eqn]]:
+    def split_call(self, e: Eqn, top: bool) -> tuple[list[Eqn], list[Eqn]]:
         g: Function = e.params["fn"]
         mask = call_mask(g, [self.linear(a) for a in e.args], self.f.name)
         u = unzip_function(g, mask)
-        residuals = [Var(t) for t in u.fwd.result_types[sum(not m for m in u.out_mask) :]]
+        residuals = [Var(t) for t in u.fwd.result_types[u.out_mask.count(False) :]]
         primal_outs = [o for o, m in zip(e.outs, u.out_mask) if not m]
         linear_outs = [o for o, m in zip(e.outs, u.out_mask) if m]
         primal_args = [a for a, m in zip(e.args, mask) if not m]
         linear_args = [a for a, m in zip(e.args, mask) if m]
+        if top and u.n_residuals > RESIDUAL_LIMIT and u.n_residuals > len(primal_args):
+            primal_only, recompute = checkpointed(g, mask, u)
+            fwd_call = Eqn(tuple(primal_outs), "call", tuple(primal_args), {"fn": primal_only})
+            lin_call = Eqn(tuple(linear_outs), "call", (*primal_args, *linear_args), {"fn": recompute})
+            return [fwd_call], [lin_call]
         fwd_call = Eqn((*primal_outs, *residuals), "call", tuple(primal_args), {"fn": u.fwd})
         lin_call = Eqn(tuple(linear_outs), "call", (*residuals, *linear_args), {"fn": u.lin})
         return [fwd_call], [lin_call]
@@ -152,6 +173,44 @@ class Unzipper:
             out.extend(primal)
             out.extend(linear)
         return out
+
+
+def checkpointed(g: Function, mask: tuple[bool, ...], u: Unzipped) -> tuple[Function, Function]:
+    """g's primal part without residuals, and its linear part taking g's primal arguments instead of
+    its residuals (it recomputes them): (primal params, linear params) -> linear results."""
+    key = ("checkpoint", mask)
+    found = g.cache.get(key)
+    if found is not None:
+        return found
+    n_primal = u.out_mask.count(False)
+    fwd_body = u.fwd.body
+    assert fwd_body is not None
+    primal_only = dce_function(
+        Function(
+            f"{g.name}_primal",
+            u.fwd.params,
+            u.fwd.result_types[:n_primal],
+            Block(fwd_body.params, fwd_body.eqns, fwd_body.results[:n_primal]),
+        )
+    )
+    xs = tuple(Var(p.ty) for p in u.fwd.params)
+    dxs = tuple(Var(p.ty) for p in u.lin.params[u.n_residuals :])
+    primal_outs = tuple(Var(t) for t in u.fwd.result_types[:n_primal])
+    residuals = tuple(Var(t) for t in u.fwd.result_types[n_primal:])
+    douts = tuple(Var(t) for t in u.lin.result_types)
+    body = Block(
+        (*xs, *dxs),
+        (
+            Eqn((*primal_outs, *residuals), "call", xs, {"fn": u.fwd}),
+            Eqn(douts, "call", (*residuals, *dxs), {"fn": u.lin}),
+        ),
+        douts,
+    )
+    recompute = Function(f"{g.name}_recompute", body.params, u.lin.result_types, body)
+    recompute.linear_mask = (False,) * len(xs) + (True,) * len(dxs)
+    recompute.linear_results = (True,) * len(douts)
+    found = g.cache[key] = (primal_only, recompute)
+    return found
 
 
 def substitute_block(block: Block, sub: dict[Var, Var]) -> Block:

@@ -168,7 +168,7 @@ def to_real(a: Atom) -> Atom:
     return a
 
 
-def _eager(prim: str, *xs: Any) -> Any:
+def eager(prim: str, *xs: Any) -> Any:
     """Outside a trace, primitives on Python numbers compute right away (IEEE, as compiled code)."""
     from .interpreter import EVAL
 
@@ -182,7 +182,7 @@ def _eager(prim: str, *xs: Any) -> Any:
 def binary(prim: str, a: Any, b: Any, *, real: bool = False) -> Sym:
     if not STATE.stack and not isinstance(a, Sym) and not isinstance(b, Sym):
         lazy = find_lazy(a, b)
-        return lazy.lazy_prim(prim, (a, b)) if lazy else _eager(prim, a, b)
+        return lazy.lazy_prim(prim, (a, b)) if lazy else eager(prim, a, b)
     builder = current_builder()
     like = a.atom.ty if isinstance(a, Sym) else b.atom.ty if isinstance(b, Sym) else None
     x, y = lift(a, like, builder), lift(b, like, builder)
@@ -196,7 +196,7 @@ def binary(prim: str, a: Any, b: Any, *, real: bool = False) -> Sym:
 def unary(prim: str, a: Any) -> Sym:
     if not STATE.stack and not isinstance(a, Sym):
         lazy = find_lazy(a)
-        return lazy.lazy_prim(prim, (a,)) if lazy else _eager(prim, a)
+        return lazy.lazy_prim(prim, (a,)) if lazy else eager(prim, a)
     return Sym(current_builder().emit1(prim, lift(a)))
 
 

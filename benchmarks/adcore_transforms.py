@@ -6,13 +6,19 @@
 - the tower f_{k+1}(x) = f_k(x) + f_k(x): transform and compile time for heights 10, 20, 40 (linear);
 - per-call overhead of a compiled gradient on a 1,000-element input, from Python.
 
-    python benchmarks/adcore_transforms.py
+With `--compare-emitter FILE`, only the code generator is timed, side by side in one process: the
+emitter in FILE (another version of adcore/wasm/emit.py, e.g. `git show main:adcore/wasm/emit.py`)
+against today's, alternating runs, CPU time, best of `--rounds`; both must emit the same bytes.
+
+    python benchmarks/adcore_transforms.py [--compare-emitter FILE [--rounds 30]]
 """
 
 from __future__ import annotations
 
+import argparse
 import functools
 import gc
+import importlib.util
 import random
 import statistics
 import time
@@ -26,8 +32,8 @@ from adcore.forward import jvp_function
 from adcore.interpreter import Interpreter
 from adcore.ir import call_graph, count_eqns
 from adcore.reverse import reverse_pair
-from adcore.runtime import clear_memory_cache, load_module
 from adcore.wasm.codegen import build_module
+from adcore.wasm.runtime import clear_memory_cache, load_module
 
 N_INPUTS = 8
 
@@ -99,7 +105,43 @@ def best_of(n: int, run, before=lambda: None) -> float:
     return best
 
 
+def compare_emitter(path: str, rounds: int) -> None:
+    """Codegen time per 10,000 IR instructions with the emitter in `path` and with today's."""
+    from adcore.wasm import codegen, emit
+
+    spec = importlib.util.spec_from_file_location("adcore.wasm._baseline_emit", path)
+    assert spec is not None and spec.loader is not None
+    baseline = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(baseline)  # its relative imports resolve in adcore.wasm
+    f = generated(10_000)
+    g = fn([Vec(N_INPUTS, Real)], Vec(N_INPUTS, Real), lambda v: vjp(f)(v).grad(1.0))
+    m = size(g.ir)
+    gens = {"baseline": baseline.FunctionGen, "today": emit.FunctionGen}
+    best = dict.fromkeys(gens, float("inf"))
+    wasm = {}
+    for k in range(rounds):
+        for name in sorted(gens, reverse=bool(k % 2)):  # alternate which goes first
+            codegen.FunctionGen = gens[name]
+            gc.collect()
+            t = time.process_time()
+            wasm[name] = build_module(g.ir)[0]
+            best[name] = min(best[name], time.process_time() - t)
+    codegen.FunctionGen = emit.FunctionGen
+    assert wasm["baseline"] == wasm["today"], "the emitters produce different code"
+    per = {name: t * 1e3 * 1e4 / m for name, t in best.items()}
+    print(f"codegen of a {m}-instruction gradient, ms per 10,000 instructions (CPU, best of {rounds}):")
+    ratio = per["today"] / per["baseline"]
+    print(f"baseline {per['baseline']:.2f}, today {per['today']:.2f}, ratio {ratio:.3f}")
+
+
 def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--compare-emitter", metavar="FILE")
+    ap.add_argument("--rounds", type=int, default=30)
+    args = ap.parse_args()
+    if args.compare_emitter:
+        compare_emitter(args.compare_emitter, args.rounds)
+        return
     print("## Transformations on a generated function\n")
     print("| transformation | IR instructions | seconds | instructions per second |")
     print("|---|---|---|---|")

@@ -20,9 +20,9 @@ from pathlib import Path
 
 import numpy as np
 
-from adcore.runtime import Instance
 from adcore.wasm.libm import LIBM, libm_module, public_names
 from adcore.wasm.libm_oracle import TRIG_ACCURATE_LIMIT, edge_points, reference, sample_points, ulp_distance
+from adcore.wasm.runtime import Instance
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "libm-accuracy.md"
 BATCH = 1 << 16

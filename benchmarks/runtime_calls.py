@@ -1,4 +1,4 @@
-"""Per-call overhead of wasmtime-py's checked ``Func.__call__`` vs ``adcore.runtime.FastFunc``.
+"""Per-call overhead of wasmtime-py's checked ``Func.__call__`` vs ``adcore.wasm.runtime.FastFunc``.
 
 Measured in one run on the same instance: a trivial f64 add (pure call overhead), a 1-argument
 libm call (sin) and a 2-argument one (pow).  Then, for scale, the in-Wasm cost per point of every
@@ -14,9 +14,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from adcore.runtime import Instance
 from adcore.wasm.encode import F64, Asm, ModuleBuilder
 from adcore.wasm.libm import LIBM, add_libm, libm_module, public_names
+from adcore.wasm.runtime import Instance
 
 
 def build_module() -> bytes:

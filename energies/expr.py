@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from adcore.values import _eager, binary, unary
+from adcore import binary, eager, unary
 
 _INTERN: dict[tuple[Any, ...], int] = {}
 
@@ -69,7 +69,7 @@ class Node:
     @classmethod
     def lazy_prim(cls, prim: str, args: Sequence[Any]) -> Any:
         if all(not isinstance(a, Node) for a in args):
-            return _eager(prim, *args)
+            return eager(prim, *args)
         return Node(prim, tuple(args))
 
     @classmethod
@@ -144,7 +144,7 @@ class Node:
 
 def _parts(call: Node, ty: Any, path: tuple[Any, ...]) -> Any:
     """The user-level result of a lazy call: nested lists/dicts of `part` Nodes."""
-    from adcore.types import Scalar, StructT, VecT
+    from adcore import Scalar, StructT, VecT
 
     if isinstance(ty, Scalar):
         return Node("part", (call,), path)
@@ -369,7 +369,7 @@ def _fields(value: Any) -> tuple[tuple[str, ...], list[Any]]:
 
 def apply_op(node: Node, args: list[Any]) -> Any:
     """Apply a node's operation to already computed (traced or numeric) arguments."""
-    from adcore.api import select
+    from adcore import select
 
     op = node.op
     if op == "select":

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from adcore.runtime import WasmTimeout, WasmTrap
+from adcore import WasmTimeout, WasmTrap
 from energies.compile import compile_problem
 from energies.diagram import Diagram, ShapeInstance, count_goals
 from energies.expr import evaluate

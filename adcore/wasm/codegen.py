@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..fuse import fuse_program
 from ..gc_pause import gc_paused
 from ..ir import Function, call_graph
-from ..simplify import simplify_program
 from .emit import FunctionGen
 from .encode import Asm, ModuleBuilder
+from .fuse import fuse_program
+from .host import HOST_MODULE
 from .layout import (
     MAX_MEMORY,
     CodegenError,
@@ -30,6 +30,7 @@ from .layout import (
     wasm_type,
 )
 from .libm import add_libm
+from .simplify import simplify_program
 
 __all__ = ["CodegenError", "FunctionGen", "Plan", "build_module", "is_array", "size_of", "spilled"]
 
@@ -47,8 +48,10 @@ def libm_name(f: Function) -> str | None:
 
 @dataclass
 class Plan:
-    """Where the entry function's array arguments and results live in memory."""
+    """Where the entry function's array arguments and results live in memory, and the opaque
+    functions the module imports as host functions (`host.py`), in import order."""
 
+    host: list[Function] = field(default_factory=list)
     param_addrs: list[int | None] = field(default_factory=list)
     result_addrs: list[int | None] = field(default_factory=list)
     memory_bytes: int = 0
@@ -62,19 +65,28 @@ def build_module(f: Function, *, bounds_checks: bool = True) -> tuple[bytes, Pla
     mod = ModuleBuilder()
     graph = call_graph(f)
     opaque = [g for g in graph if g.body is None]
-    missing = [g.name for g in opaque if libm_name(g) is None]
-    if missing:
-        raise CodegenError(
-            f"cannot compile opaque function(s) {', '.join(missing)} to WebAssembly: only adcore.math "
-            "functions have Wasm implementations (write the function with fn instead)"
-        )
-    libm = add_libm(mod, sorted({libm_name(g) for g in opaque}))  # type: ignore[misc]
-    index: dict[int, int] = {id(g): libm[libm_name(g)] for g in opaque}  # type: ignore[index]
+    plan = Plan()
+    index: dict[int, int] = {}
+    # imports come first in a module: opaque functions without a Wasm body are host functions
+    for g in opaque:
+        if libm_name(g) is None:
+            if g.impl is None:
+                raise CodegenError(
+                    f"opaque function {g.name} has neither a Wasm body nor a Python implementation"
+                )
+            params, results = wasm_signature(g)
+            if spilled(g):
+                raise CodegenError(
+                    f"opaque function {g.name} has too many parameters or results for a host call"
+                )
+            index[id(g)] = mod.add_import(HOST_MODULE, f"{len(plan.host)}:{g.name}", params, results)
+            plan.host.append(g)
+    libm = add_libm(mod, sorted({name for g in opaque if (name := libm_name(g)) is not None}))
+    index.update((id(g), libm[name]) for g in opaque if (name := libm_name(g)) is not None)
     bodies = [g for g in graph if g.body is not None]
     for g in bodies:
         params, results = wasm_signature(g)
         index[id(g)] = mod.reserve_function(g.name, params, results)
-    plan = Plan()
     offset = 16  # address 0 stays unused so that a null pointer is never valid data
     for p in f.params:
         plan.param_addrs.append(offset if is_array(p.ty) else None)

@@ -21,11 +21,12 @@ from typing import Any
 import numpy as np
 import wasmtime
 
-from ..interpreter import argument_leaves, to_python
+from ..convert import argument_leaves, to_python
 from ..ir import Function
-from ..runtime import WASM_PAGE, Instance, cached_module, optimize_in_background
-from ..types import Bool, Real, Type, VecT
+from ..types import Bool, Real, Type
 from .codegen import Plan, build_module, is_array
+from .host import dtype_shape, host_function
+from .runtime import WASM_PAGE, Instance, cached_module, optimize_in_background
 
 
 def module_for(f: Function, bounds_checks: bool = True) -> tuple[bytes, Plan]:
@@ -33,14 +34,6 @@ def module_for(f: Function, bounds_checks: bool = True) -> tuple[bytes, Plan]:
     if key not in f.cache:
         f.cache[key] = build_module(f, bounds_checks=bounds_checks)
     return f.cache[key]
-
-
-def _dtype_shape(t: Type) -> tuple[type, tuple[int, ...]]:
-    shape = []
-    while isinstance(t, VecT):
-        shape.append(t.n)
-        t = t.elem
-    return (np.float64 if t == Real else np.int32), tuple(shape)
 
 
 # Cranelift compiles ~1 MB of our Wasm a second. Below this size that is under ~250 ms, and the
@@ -85,7 +78,8 @@ class Compiled:
         start = starting_tier(wasm, tier, cache_dir)
         disk = cache_dir if start == "optimized" else None  # baseline code is never worth keeping
         limits = {"time_limit": time_limit, "memory_limit": memory_limit}
-        instance = Instance(wasm, cache_dir=disk, tier=start, **limits)
+        self.host = [host_function(g) for g in self.plan.host]
+        instance = Instance(wasm, self.host, cache_dir=disk, tier=start, **limits)
         # Started once the baseline code exists, so the two compiles never compete for the cores.
         self._optimizing: Future[wasmtime.Module] | None = None
         if start == "baseline" and tier == "auto":
@@ -129,7 +123,9 @@ class Compiled:
         old = self.instance
         try:
             module = future.result()
-            new = Instance(module, time_limit=old.time_limit, memory_limit=old.memory_limit, tier="optimized")
+            new = Instance(
+                module, self.host, time_limit=old.time_limit, memory_limit=old.memory_limit, tier="optimized"
+            )
             _copy_memory(old, new)
         except Exception:  # noqa: BLE001 - the baseline code runs the same program: stay on it
             self._bind(old)
@@ -139,7 +135,7 @@ class Compiled:
     def _view(self, t: Type, addr: int | None) -> np.ndarray | None:
         if addr is None or not is_array(t):
             return None
-        dtype, shape = _dtype_shape(t)
+        dtype, shape = dtype_shape(t)
         n = int(np.prod(shape))
         return self.instance.view(addr, n, dtype).array.reshape(shape)
 

@@ -13,13 +13,13 @@ region of the frame (`emit_memory.py`).
 
 from __future__ import annotations
 
-from ..ir import Atom, Block, Eqn, Function, Lit, Var, call_graph, callees
-from ..linearity import free_vars
+from ..ir import Atom, Block, Eqn, Function, Lit, Var, call_graph, callees, free_vars
 from ..types import Bool, Int, Real, RefT, Type, VecT
 from .emit_memory import MemoryRules
 from .encode import (
     F64,
     I32,
+    MEMORY_OPS,
     Asm,
     f64_const_code,
     i32_const_code,
@@ -33,7 +33,6 @@ from .layout import (
     buffer_slots,
     emit_call,
     is_array,
-    memory_copy,
     size_of,
     spilled,
     wasm_type,
@@ -124,7 +123,7 @@ class FunctionGen(MemoryRules):
                 self.locals.fix(p, k)
         # callee id -> its call instruction, for callees taking and returning scalars in the usual way
         self.direct_calls = {
-            k: b"\x10" + uleb(i)
+            k: bytes(Asm().call(i).code)
             for g in call_graph(f)
             if (k := id(g)) in index
             and (i := index[k]) is not None
@@ -132,6 +131,8 @@ class FunctionGen(MemoryRules):
             and not any(map(is_array, g.result_types))
         }
         self.reads = self.locals.reads
+        # the free Real locals, for `operand`'s common case (unless some variables live in memory)
+        self.real_pool = () if self.in_memory else self.locals.real_pool
 
     @property
     def local_types(self) -> list[int]:
@@ -198,7 +199,7 @@ class FunctionGen(MemoryRules):
             a.local_get(local)
             self.get(r)
             a.i32_const(size_of(r.ty))
-            memory_copy(a)
+            a.memory_copy()
         for j, r in tail:
             if self.spilled:
                 a.local_get(0)
@@ -209,74 +210,49 @@ class FunctionGen(MemoryRules):
 
     def block(self, block: Block, stored: dict[Var, list[bytes]] | None = None) -> bytes:
         """The block's code (its results must have their locals already). Walks the instructions
-        last to first: an instruction none of whose results is read later is dead; otherwise its
-        results' locals are released (their lifetimes begin here) and operands met for the first
-        time take locals (their last read is here). The `stored` results of a wide function are
-        written to its buffer where they are defined."""
+        last to first, and for each:
+
+        1. its results (`result_code`): if nothing after it reads them it is dead and emits nothing;
+           otherwise their lifetimes begin here, so their locals are free before it;
+        2. its operands (`operand`): a variable met for the first time is read here for the last
+           time, and takes a local;
+        3. its code: a plain operation is its operands, one opcode and the write of its result;
+           others have a rule (`eqn`).
+
+        Code is collected in pieces, each instruction's last piece first, and joined reversed. The
+        `stored` results of a wide function are written to its buffer where they are defined."""
         pieces: list[bytes] = []  # backwards; each instruction's pieces backwards too
-        locals_ = self.locals
-        reads, slots, take, read = locals_.reads, locals_.slots, locals_.take, self.read
-        reads_get, slots_get = reads.get, slots.get
+        operand, reads_get, slots_get = self.operand, self.reads.get, self.locals.slots.get
         direct = self.direct_calls
-        # take()'s common case spelled out below: a real variable, a free local (none in memory)
-        real_pool = () if self.in_memory else locals_.real_pool
-        straight = not self.loop_depth
+        straight = not self.loop_depth  # straight-line code, not a loop body
         for e in reversed(block.eqns):
-            prim, outs, args = e.prim, e.outs, e.args
-            head = b""  # code before the instruction's own
-            if len(outs) == 1 and prim != "for":
-                o = outs[0]
-                write = reads_get(o)
-                if stored is not None and o in stored:
-                    if _plain(prim, args) and len(stored[o]) == 1:
-                        # the value goes to the buffer as it is made (and to its local, if read later)
-                        head = _LOCAL_0
-                        if write is None:
-                            write = stored[o][0]
-                        else:
-                            slot = slots[write]
-                            slot[1].append(write)
-                            write = slot[2] + stored[o][0]
-                    else:
-                        if write is None:
-                            write = take(o)  # read by the store right after the definition
-                        pieces.append(self.stores(o, stored))
-                elif write is None:
-                    continue  # dead
-                if not head:
-                    slot = slots_get(write)
-                    if slot is not None:  # the result's lifetime begins here: its local is free before
-                        slot[1].append(write)
-                        write = slot[0]
-            elif prim == "for":
+            prim, args = e.prim, e.args
+            if prim == "for":
                 pieces.append(self.op_for(e))
                 continue
-            elif prim != "accum":
-                after = self.release_results(outs, stored)
-                if after is None:
+            outs = e.outs
+            if len(outs) == 1 and (stored is None or outs[0] not in stored):  # most: one result, in a local
+                write = reads_get(outs[0])
+                if write is None:
+                    continue  # dead: nothing after it reads its result
+                slot = slots_get(write)
+                if slot is not None:  # its lifetime begins here: its local is free before
+                    slot[1].append(write)
+                    write = slot[0]
+                head = b""
+            else:
+                result = self.result_code(e, stored, pieces)
+                if result is None:
                     continue  # dead
-                if after:
-                    pieces.append(after)
-            # operands met for the first time are read here for the last time
-            if len(args) == 2:
+                write, head = result
+            if len(args) == 2:  # spelled out for the commonest arities: no list to build
                 x, y = args
-                cx = reads_get(x) if x.__class__ is Var else read(x)  # type: ignore[call-overload]
-                if cx is None:
-                    if x.ty is Real and real_pool:
-                        cx = reads[x] = real_pool.pop()  # type: ignore[index, union-attr]
-                    else:
-                        cx = take(x)  # type: ignore[arg-type]
-                cy = reads_get(y) if y.__class__ is Var else read(y)  # type: ignore[call-overload]
-                if cy is None:
-                    if y.ty is Real and real_pool:
-                        cy = reads[y] = real_pool.pop()  # type: ignore[index, union-attr]
-                    else:
-                        cy = take(y)  # type: ignore[arg-type]
-                op = (_F64_OPCODES if x.ty is Real else _OPCODES.get(x.ty, _NO_OPCODES)).get(prim)
+                # a variable read later too has its local already (`operand` gives the others one)
+                cx = x.__class__ is Var and reads_get(x) or operand(x)
+                cy = y.__class__ is Var and reads_get(y) or operand(y)
+                op = (_F64_OPCODES if x.ty is Real else _opcodes(x.ty)).get(prim)  # Real: no call
                 if op is not None:
-                    pieces += (write, op, cy, cx)
-                    if head:
-                        pieces.append(head)
+                    pieces += (write, op, cy, cx, head)
                     continue
                 guarded = _ZERO_GUARDED.get(prim) if straight else None
                 if guarded is not None:
@@ -287,28 +263,22 @@ class FunctionGen(MemoryRules):
                     continue
             elif len(args) == 1:
                 x = args[0]
-                cx = reads_get(x) if x.__class__ is Var else read(x)  # type: ignore[call-overload]
-                if cx is None:
-                    if x.ty is Real and real_pool:
-                        cx = reads[x] = real_pool.pop()  # type: ignore[index, union-attr]
-                    else:
-                        cx = take(x)  # type: ignore[arg-type]
-                op = _OPCODES.get(x.ty, _NO_OPCODES).get(prim)
+                cx = x.__class__ is Var and reads_get(x) or operand(x)
+                op = (_F64_OPCODES if x.ty is Real else _opcodes(x.ty)).get(prim)
                 if op is not None:
-                    pieces += (write, op, cx)
-                    if head:
-                        pieces.append(head)
+                    pieces += (write, op, cx, head)
                     continue
-            else:
+            else:  # read by the instruction's rule (below); here, the last reads take their locals
                 for x in args:
-                    if x.__class__ is Var and x not in reads:
-                        take(x)  # type: ignore[arg-type]
+                    if x.__class__ is Var and reads_get(x) is None:
+                        operand(x)
             assert not head, "a result written to the buffer as it is made needs a plain operation"
             call = direct.get(id(e.params["fn"])) if prim == "call" else None
             if call is not None:
                 # the usual call (a math function, a small kernel): arguments, call, scalar results
+                read, write_local = self.read, self.locals.write
                 pieces.append(
-                    b"".join([read(x) for x in args]) + call + b"".join(map(locals_.write, outs[::-1]))
+                    b"".join([read(x) for x in args]) + call + b"".join(map(write_local, e.outs[::-1]))
                 )
             else:
                 self.asm = Asm()
@@ -316,6 +286,59 @@ class FunctionGen(MemoryRules):
                 pieces.append(bytes(self.asm.code))
         pieces.reverse()
         return b"".join(pieces)
+
+    def operand(self, x: Atom) -> bytes:
+        """The code reading operand x here. A variable not read after this point is read here for
+        the last time: it takes a free local (its lifetime ends here, walking backwards)."""
+        if x.__class__ is Lit:
+            return f64_const_code(float(x.val)) if x.ty is Real else i32_const_code(int(x.val))  # type: ignore[union-attr]
+        code = self.reads.get(x)  # type: ignore[call-overload]
+        if code is None:
+            pool = self.real_pool
+            if pool and x.ty is Real:  # take()'s common case: a Real, a free local, none in memory
+                code = self.reads[x] = pool.pop()  # type: ignore[index]
+            else:
+                code = self.locals.take(x)  # type: ignore[arg-type]
+        return code
+
+    def result_code(
+        self, e: Eqn, stored: dict[Var, list[bytes]] | None, pieces: list[bytes]
+    ) -> tuple[bytes, bytes] | None:
+        """None if e is dead (nothing later reads its results); else (the code writing its one
+        result, the code before its operands). The result's lifetime begins here, so its local is
+        free before e. A result a wide function returns is also stored to its buffer: as it is
+        made when e is a plain operation (the buffer, `local.get 0`, pushed before the operands,
+        the store as the write), else by stores appended after e. Instructions with several
+        results or none write them in their rule; their stores are appended here."""
+        outs = e.outs
+        if len(outs) != 1:
+            if e.prim == "accum":
+                return b"", b""
+            after = self.release_results(outs, stored)
+            if after is None:
+                return None
+            if after:
+                pieces.append(after)
+            return b"", b""
+        o = outs[0]
+        write = self.reads.get(o)
+        if stored is not None and o in stored:
+            if _plain(e.prim, e.args) and len(stored[o]) == 1:
+                if write is None:
+                    return stored[o][0], _LOCAL_0
+                slot = self.locals.slots[write]
+                slot[1].append(write)
+                return slot[2] + stored[o][0], _LOCAL_0  # local.tee, then the store
+            if write is None:
+                write = self.locals.take(o)  # read by the store right after the definition
+            pieces.append(self.stores(o, stored))
+        elif write is None:
+            return None
+        slot = self.locals.slots.get(write)
+        if slot is not None:
+            slot[1].append(write)
+            write = slot[0]
+        return write, b""
 
     def release_results(self, outs: tuple[Var, ...], stored: dict[Var, list[bytes]] | None) -> bytes | None:
         """None if an instruction with several results is dead; else its results' locals are
@@ -522,6 +545,12 @@ class FunctionGen(MemoryRules):
         return bytes(a.code)
 
 
+def _opcodes(t: Type) -> dict[str, bytes]:
+    """The primitives that are one opcode on operands of type t (Real tested first: a type hashes
+    slowly, and nearly every operand is a Real)."""
+    return _F64_OPCODES if t is Real else _OPCODES.get(t, _NO_OPCODES)
+
+
 def _plain(prim: str, args: tuple[Atom, ...]) -> bool:
     """Whether `block` emits this instruction as one opcode after its operands."""
     return 1 <= len(args) <= 2 and prim in _OPCODES.get(args[0].ty, _NO_OPCODES)
@@ -558,7 +587,14 @@ def _real_store(offset: int) -> bytes:
     return _slot_codes(_REAL_STORES, _F64_STORE, k + 1)[k]
 
 
-_F64_LOAD, _I32_LOAD, _F64_STORE, _I32_STORE = b"\x2b\x03", b"\x28\x02", b"\x39\x03", b"\x36\x02"
+def _memarg_prefix(name: str) -> bytes:
+    """A load or store with its natural alignment, before its offset (which follows, encoded)."""
+    opcode, align = MEMORY_OPS[name]
+    return bytes([opcode]) + uleb(align)
+
+
+_F64_LOAD, _I32_LOAD = _memarg_prefix("f64_load"), _memarg_prefix("i32_load")
+_F64_STORE, _I32_STORE = _memarg_prefix("f64_store"), _memarg_prefix("i32_store")
 _SLOT_OFFSETS: list[bytes] = []
 _REAL_LOADS: list[bytes] = []  # from the buffer in local 0
 _REAL_STORES: list[bytes] = []

@@ -7,7 +7,7 @@ from __future__ import annotations
 from ..ir import Atom, Eqn, Lit, Var
 from ..types import Int, Real, RefT, Scalar, Type, VecT
 from .encode import I32, Asm
-from .layout import is_array, memory_copy, memory_fill, size_of
+from .layout import is_array, size_of
 
 
 class MemoryRules:
@@ -74,7 +74,7 @@ class MemoryRules:
             self.get(x)
             if is_array(elem):
                 self.asm.i32_const(es)
-                memory_copy(self.asm)
+                self.asm.memory_copy()
             else:
                 self.store(elem)
         self.asm.i32_const(addr)
@@ -94,7 +94,7 @@ class MemoryRules:
         self.asm.i32_const(addr)
         self.asm.i32_const(0)
         self.asm.i32_const(size)
-        memory_fill(self.asm)
+        self.asm.memory_fill()
 
     def _copy_to_element(self, addr: int, es: int) -> None:
         # stack: [i*es, src]; memory.copy wants (dst, src, n)
@@ -104,7 +104,7 @@ class MemoryRules:
         self.asm.i32_add()
         self.asm.local_get(src)
         self.asm.i32_const(es)
-        memory_copy(self.asm)
+        self.asm.memory_copy()
 
     def op_accum(self, e: Eqn) -> None:
         ref, value, *idx = e.args

@@ -125,6 +125,13 @@ MEMORY_OPS: dict[str, tuple[int, int]] = {
 }  # fmt: skip
 
 
+# Bulk memory instructions: the 0xFC prefix, their sub-opcode, then their memory indices (memory 0).
+BULK_MEMORY_OPS: dict[str, bytes] = {
+    "memory_copy": bytes([0xFC, 10, 0, 0]),
+    "memory_fill": bytes([0xFC, 11, 0]),
+}
+
+
 class Asm:
     """Appends instructions to a function body.
 
@@ -227,6 +234,8 @@ for _name, _opcode in SIMPLE_OPS.items():
     setattr(Asm, _name, _simple(_opcode, 0) if _name in ("memory_size", "memory_grow") else _simple(_opcode))
 for _name, (_opcode, _align) in MEMORY_OPS.items():
     setattr(Asm, _name, _memory(_opcode, _align))
+for _name, _code in BULK_MEMORY_OPS.items():
+    setattr(Asm, _name, _simple(*_code))
 _LOCAL_GET = [b"\x20" + b for b in _ULEB]
 _LOCAL_SET = [b"\x21" + b for b in _ULEB]
 

@@ -110,7 +110,7 @@ def emit_call(
             a.i32_const(buffer + 8 * k)
             a.i32_const(src)  # type: ignore[arg-type]
             a.i32_const(8 * run)
-            memory_copy(a)
+            a.memory_copy()
         else:
             a.code += address
             push(args[k])
@@ -137,11 +137,3 @@ def _store_slot(a: Asm, t: Type, offset: int) -> None:
 
 def _load_slot(a: Asm, t: Type, offset: int) -> None:
     (a.f64_load if t == Real else a.i32_load)(offset)
-
-
-def memory_copy(a: Asm) -> None:
-    a.raw(b"\xfc\x0a\x00\x00")
-
-
-def memory_fill(a: Asm) -> None:
-    a.raw(b"\xfc\x0b\x00")

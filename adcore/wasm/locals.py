@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from ..ir import Var
 from ..types import Real, Type
-from .encode import local_get_code, local_set_code, local_tee_code
+from .encode import SIMPLE_OPS, local_get_code, local_set_code, local_tee_code
 
 
 class Locals:
@@ -88,4 +88,4 @@ class Locals:
         return _DROP if code is None else self.slots[code][0]
 
 
-_DROP = b"\x1a"
+_DROP = bytes([SIMPLE_OPS["drop"]])

@@ -17,8 +17,7 @@ from typing import Any
 import numpy as np
 
 import adcore
-from adcore.gc_pause import cyclic_gc_paused
-from adcore.wasm.compiled import Compiled
+from adcore import Compiled, cyclic_gc_paused
 
 from ..diagram import Diagram
 from ..optimize import GoalValues, StageSpec

@@ -38,7 +38,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from itertools import repeat
 
-from adcore.gc_pause import cyclic_gc_paused
+from adcore import cyclic_gc_paused
 from energies.lang import style_ast as S
 from energies.lang.ast import NumberLit, StringLit
 from energies.lang.domain_env import LITERAL_TYPES, DomainEnv

@@ -11,8 +11,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from adcore import and_, eq, not_, or_, select
-from adcore.values import binary
+from adcore import and_, binary, eq, not_, or_, select
 
 from . import pmath as am
 

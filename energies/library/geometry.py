@@ -13,8 +13,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from adcore import select
-from adcore.values import binary
+from adcore import binary, select
 
 from . import pmath as am
 

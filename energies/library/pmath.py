@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from adcore import select
+from adcore import binary, select
 from adcore.math import *  # noqa: F403 - this module is adcore.math with two replacements
-from adcore.values import binary
 
 
 def min(x: Any, y: Any) -> Any:  # noqa: A001 - Penrose's name

@@ -21,7 +21,7 @@ import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
-from adcore.gc_pause import cyclic_gc_paused
+from adcore import cyclic_gc_paused
 from energies.diagram import Diagram, ShapeInstance
 from energies.lang import style_ast as S
 from energies.lang.errors import raise_all, visible_warnings

@@ -1,5 +1,5 @@
 """Every function traced in these tests is also checked by adcore's type checker."""
 
-import adcore.api
+import adcore.typecheck
 
-adcore.api.CHECK_TYPES = True
+adcore.typecheck.CHECK_TYPES = True

@@ -13,8 +13,22 @@ from typing import Any
 from hypothesis import strategies as st
 
 import adcore
-from adcore import Real, Vec, fn
+from adcore import Dual, Real, Vec, fn
 from adcore import math as am
+
+
+def _opaque_erf() -> adcore.Fn:
+    """erf as an opaque function with a Python implementation, whose custom JVP calls another opaque
+    function (its derivative, with a JVP of its own, so Hessians go through host calls too)."""
+    scale = 2.0 / math.sqrt(math.pi)
+    d_erf = adcore.opaque([Real], Real, lambda x: scale * math.exp(-x * x), name="d_erf")
+    d_erf.jvp = fn(
+        [Dual], Dual, lambda d: {"re": d_erf(d["re"]), "du": d["du"] * -2.0 * d["re"] * d_erf(d["re"])}
+    )
+    erf = adcore.opaque([Real], Real, math.erf, name="erf")
+    erf.jvp = fn([Dual], Dual, lambda d: {"re": erf(d["re"]), "du": d["du"] * d_erf(d["re"])})
+    return erf
+
 
 # name -> (arity, adcore builder, float oracle); every op is smooth on the whole real line so that
 # finite differences are meaningful at random points.
@@ -32,6 +46,7 @@ OPS: dict[str, tuple[int, Any, Any]] = {
     "atan": (1, am.atan, math.atan),
     "sq": (1, lambda a: a**2, lambda a: a**2),
     "logp": (1, lambda a: am.log(a * a + 1.0), lambda a: math.log(a * a + 1.0)),
+    "erf": (1, _opaque_erf(), math.erf),  # a host call in compiled code
 }
 
 N_INPUTS = 3

@@ -14,11 +14,12 @@ from hypothesis import strategies as st
 import adcore
 from adcore import Int, Real, Vec, fn, vjp
 from adcore import math as am
-from adcore.fuse import fuse_program
-from adcore.interpreter import Interpreter, argument_leaves
+from adcore.convert import argument_leaves
+from adcore.interpreter import Interpreter
 from adcore.ir import Function, call_graph
-from adcore.simplify import simplify_program
 from adcore.typecheck import check_function
+from adcore.wasm.fuse import fuse_program
+from adcore.wasm.simplify import simplify_program
 
 N = 12  # above the unrolling limit
 

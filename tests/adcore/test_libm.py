@@ -10,10 +10,10 @@ import math
 import numpy as np
 import pytest
 
-from adcore.runtime import Instance
 from adcore.wasm.encode import F64, ModuleBuilder
 from adcore.wasm.libm import LIBM, add_libm, dependency_closure, libm_module, public_names
 from adcore.wasm.libm_oracle import c99_special, edge_points, reference, sample_points, ulp_distance
+from adcore.wasm.runtime import Instance
 
 NAMES = public_names()
 POINTS = 3000
@@ -144,7 +144,7 @@ def test_add_libm_links_dependencies_after_imports() -> None:
     b.export_function("sinh", index["sinh"])
     import wasmtime
 
-    from adcore.runtime import engine
+    from adcore.wasm.runtime import engine
 
     store = wasmtime.Store(engine())
     store.set_epoch_deadline(1 << 40)

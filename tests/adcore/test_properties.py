@@ -135,8 +135,8 @@ def test_math_values_follow_ieee_outside_the_domain() -> None:
 @given(programs(max_steps=6))
 def test_every_transformed_function_type_checks(program) -> None:
     from adcore.ir import call_graph
-    from adcore.simplify import simplify_program
     from adcore.typecheck import check_function
+    from adcore.wasm.simplify import simplify_program
 
     f = as_vector_fn(program)
     g = fn([Vec(N_INPUTS, Real)], Vec(N_INPUTS, Real), lambda y: vjp(f)(y).grad([1.0, 0.5]))

@@ -1,4 +1,4 @@
-"""adcore.runtime: module caches, fast calls, memory views, time and memory limits, traps."""
+"""adcore.wasm.runtime: module caches, fast calls, memory views, time and memory limits, traps."""
 
 from __future__ import annotations
 
@@ -10,8 +10,10 @@ import numpy as np
 import pytest
 import wasmtime
 
-from adcore import runtime
-from adcore.runtime import (
+from adcore.wasm import runtime
+from adcore.wasm.encode import F64, I32, I64, Asm, ModuleBuilder
+from adcore.wasm.libm import libm_module
+from adcore.wasm.runtime import (
     Instance,
     WasmOutOfMemory,
     WasmTimeout,
@@ -19,8 +21,6 @@ from adcore.runtime import (
     WasmUnreachable,
     load_module,
 )
-from adcore.wasm.encode import F64, I32, I64, Asm, ModuleBuilder
-from adcore.wasm.libm import libm_module
 
 
 def small_module(tag: int = 0, memory_pages: int = 1) -> bytes:

@@ -17,11 +17,11 @@ import numpy as np
 import pytest
 
 import adcore
-from adcore import Real, Vec, compile, fn, interp, runtime, vjp
+from adcore import Real, Vec, compile, fn, interp, vjp
 from adcore import math as am
-from adcore.runtime import WasmTimeout
-from adcore.wasm import compiled
+from adcore.wasm import compiled, runtime
 from adcore.wasm.compiled import module_for
+from adcore.wasm.runtime import WasmTimeout
 
 N = 8
 ROOT = Path(__file__).resolve().parents[2]

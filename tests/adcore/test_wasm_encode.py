@@ -12,8 +12,8 @@ import wasmtime
 from hypothesis import given
 from hypothesis import strategies as st
 
-from adcore.runtime import Instance, engine, load_module
 from adcore.wasm.encode import F64, I32, I64, Asm, ModuleBuilder, sleb, uleb
+from adcore.wasm.runtime import Instance, engine, load_module
 
 
 def decode_uleb(data: bytes) -> int:

@@ -9,6 +9,12 @@ memory costs loads and stores. These passes make a loop body straight-line scala
   loop body is replaced by the callee's body; calls outside loops stay calls, so the call graph of
   the program survives into Wasm (Rose's tower compiles to one Wasm function per adcore function);
 - a loop of at most `UNROLL_LIMIT` iterations is unrolled;
+- both under a budget on the size they produce, accumulated through nesting (`inlined_size`: a
+  callee inlined k times counts k times, with its own inlined callees and unrolled loops): a call
+  whose callee would expand to more than `INLINE_BUDGET` equations stays a call, and a loop whose
+  unrolled copies would exceed `UNROLL_BUDGET` stays a loop. Without it a call DAG (each level
+  calling the one below twice) or a nest of small loops would grow exponentially; with it compiled
+  size stays linear in the size of the program;
 - `index(vec(a, b, ...), k)` with a literal k becomes the element itself.
 Semantics are unchanged (the interpreter gives identical results before and after).
 
@@ -21,15 +27,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from .builder import fold, in_scope, literal_key
-from .dce import dce_function
-from .gc_pause import gc_paused
-from .ir import Atom, Block, Eqn, Function, Lit, Var, callees, has_loop
-from .prims import PURE
-from .types import Int, Real, RefT, VecT
+from ..builder import fold, in_scope, literal_key
+from ..dce import dce_function
+from ..gc_pause import gc_paused
+from ..ir import Atom, Block, Eqn, Function, Lit, Var, callees, has_loop
+from ..prims import PURE
+from ..types import Int, Real, RefT, VecT
 
-INLINE_LIMIT = 60
-UNROLL_LIMIT = 8
+INLINE_LIMIT = 60  # own equations of a callee inlined into loop bodies
+INLINE_BUDGET = 600  # equations a callee may expand to, its own inlined callees included
+UNROLL_LIMIT = 8  # iterations of a loop unrolled
+UNROLL_BUDGET = 4096  # equations an unrolled loop may expand to, nested unrolling included
 
 
 @gc_paused  # its value-numbering tables hold a tuple per instruction
@@ -78,7 +86,47 @@ def _with_simplified_callees(f: Function) -> Function:
 
 
 def _inlinable(f: Function) -> bool:
-    return f.body is not None and len(f.body.eqns) <= INLINE_LIMIT and not has_loop(f)
+    return (
+        f.body is not None
+        and len(f.body.eqns) <= INLINE_LIMIT
+        and not has_loop(f)
+        and inlined_size(f) <= INLINE_BUDGET
+    )
+
+
+def inlined_size(f: Function) -> int:
+    """Equations f's body expands to when its inlinable callees are inlined and its small loops
+    unrolled (memoized: functions are immutable)."""
+    size = f.cache.get("inlined_size")
+    if size is None:
+        size = f.cache["inlined_size"] = block_size(f.body) if f.body is not None else 1
+    return size
+
+
+def block_size(b: Block) -> int:
+    """Equations b expands to under simplification (see `inlined_size`)."""
+    total = 0
+    for e in b.eqns:
+        if e.prim == "call":
+            g = e.params["fn"]
+            total += inlined_size(g) if _inlinable(g) else 1
+        elif e.prim == "for":
+            inner = block_size(e.params["body"])
+            total += e.params["n"] * inner if _unrollable(e, inner) else 1 + inner
+        else:
+            total += 1
+    return total
+
+
+def _unrollable(e: Eqn, body_size: int) -> bool:
+    """Whether loop e, whose body expands to `body_size` equations, is unrolled."""
+    body: Block = e.params["body"]
+    n = e.params["n"]
+    return (
+        n <= UNROLL_LIMIT
+        and n * body_size <= UNROLL_BUDGET
+        and not any(isinstance(p.ty, RefT) and not _scalar_ref(p) for p in body.params[1:])
+    )
 
 
 class Simplifier:
@@ -150,9 +198,7 @@ class Simplifier:
             return
         if e.prim == "for":
             body: Block = e.params["body"]
-            if e.params["n"] <= UNROLL_LIMIT and not any(
-                isinstance(p.ty, RefT) and not _scalar_ref(p) for p in body.params[1:]
-            ):
+            if e.params["n"] <= UNROLL_LIMIT and _unrollable(e, block_size(body)):
                 self.unroll(e, out)
                 return
             out.append(Eqn(e.outs, "for", args, {**e.params, "body": self.block(body, in_loop=True)}))

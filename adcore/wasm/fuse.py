@@ -22,8 +22,7 @@ import operator
 from collections import Counter
 from collections.abc import Callable
 
-from .ir import Atom, Block, Eqn, Function, Var, call_graph, has_loop
-from .linearity import free_vars
+from ..ir import Atom, Block, Eqn, Function, Var, call_graph, free_vars, has_loop
 from .simplify import rename_block, simplify_function
 
 
