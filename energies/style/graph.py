@@ -202,7 +202,7 @@ def penrose_topsort(preds: list[list[int]]) -> list[int]:
 
 class _PenroseGraph:
     """Penrose's dependency graph of a translation: node keys in insertion order, in-edges in order,
-    and what evaluates each node (None for a path no field assigns, or a literal)."""
+    and what evaluates each node whose own expression draws numbers (None for the others)."""
 
     def __init__(self) -> None:
         self.index: dict[str, int] = {}
