@@ -12,9 +12,8 @@ reads (`dependencies`). That walk fixes two things:
   When the Style draws random numbers while it is evaluated (`?` without a value, `random(...)`
   and the other sampling functions), the order of the draws decides which unknown gets which
   number, so the walk then builds Penrose's graph (nodes in the order it meets them, an edge from
-  each path read to its reader), first evaluates the nodes whose own expression draws in Penrose's
-  topological order (`penrose_topsort`; what they read is evaluated on demand and draws nothing),
-  then everything else as above: the same draws, to the same unknowns, as Penrose.
+  each path read to its reader) and evaluates in Penrose's topological order (`penrose_topsort`):
+  the same draws, to the same unknowns, as Penrose.
 
 Nothing is stored per local scope: a block's local fields are its layout (`context.BlockPlan`),
 bound to each match as the walk reaches it. Two shortcuts keep the walk over hundreds of thousands
@@ -158,9 +157,9 @@ def _shape(plan: BlockPlan, name: str) -> ShapeSource:
     return source
 
 
-def draws_numbers(prog: Any, functions: Any) -> bool:
-    """Whether evaluating `prog` (a Style program or any part of one) draws random numbers: a `?`
-    without a value, or a call to a function that takes the random source (`needs_context`)."""
+def draws_numbers(prog: S.StyleProg, functions: Any) -> bool:
+    """Whether evaluating `prog` draws random numbers: a `?` without a value, or a call to a
+    function that takes the random source (`FunctionSpec.needs_context`)."""
     stack: list[Any] = [prog]
     while stack:
         node = stack.pop()
@@ -202,7 +201,7 @@ def penrose_topsort(preds: list[list[int]]) -> list[int]:
 
 class _PenroseGraph:
     """Penrose's dependency graph of a translation: node keys in insertion order, in-edges in order,
-    and what evaluates each node whose own expression draws numbers (None for the others)."""
+    and what evaluates each node (None for a path no field assigns, or a literal)."""
 
     def __init__(self) -> None:
         self.index: dict[str, int] = {}
@@ -235,19 +234,10 @@ class _EvaluationWalk:
         self.assignment = assignment
         self.rep = rep
         self.done: set[str] = set()
-        self.statements_done: set[str] = set()  # statements already evaluated for their draws
         self.errors: list[DiagramError] = []
-        self._draws: dict[int, bool] = {}  # id of an expression (shared by a block's matches) -> draws?
-
-    def draws(self, source: ExprSource) -> bool:
-        found = self._draws.get(id(source.expr))
-        if found is None:
-            found = self._draws[id(source.expr)] = draws_numbers(source.expr, self.ev.library.functions)
-        return found
 
     def run_in_penrose_order(self) -> list[DiagramError]:
-        """Build Penrose's graph as its gatherDependencies does, evaluate the nodes that draw in its
-        topological order, then the rest by the plain walk."""
+        """Build Penrose's graph as its gatherDependencies does, then evaluate in its topological order."""
         graph = _PenroseGraph()
         try:
             for ref, source in self.assignment.scope_fields("ns"):
@@ -273,13 +263,12 @@ class _EvaluationWalk:
                         self.ev.eval_field(item)
                     else:
                         source, plan, match_index = item
-                        self.statements_done.add(graph.keys[i])
                         self.ev.eval_statement(graph.keys[i], source, plan.context(match_index))
                 except DiagramError as e:
                     self.failed(e)
         except _Full:
-            return self.errors
-        return self.run()
+            pass
+        return self.errors
 
     def gather(
         self, graph: _PenroseGraph, ref: ObjectRef, source: FieldSource, ctx: BlockContext | None, item: Any
@@ -287,15 +276,15 @@ class _EvaluationWalk:
         """Penrose's gatherField: a shape's node, an edge from each of its properties and each
         property's reads; else the field's node (evaluated by `item`) and its reads."""
         if isinstance(source, ShapeSource):
-            shape = graph.node(ref.key)
+            shape = graph.node(ref.key, ref)
             for prop, prop_source in source.props.items():
                 prop_ref = ObjectRef(ref.scope, ref.field, prop)
                 graph.edge(prop_ref.key, shape)
-                target = graph.node(prop_ref.key, prop_ref if self.draws(prop_source) else None)
+                target = graph.node(prop_ref.key, prop_ref)
                 self.gather_reads(graph, target, prop_source, ctx, ref)
             return
         assert isinstance(source, ExprSource)
-        self.gather_reads(graph, graph.node(ref.key, item if self.draws(source) else None), source, ctx, ref)
+        self.gather_reads(graph, graph.node(ref.key, item), source, ctx, ref)
 
     def gather_reads(
         self, graph: _PenroseGraph, target: int, source: ExprSource, ctx: BlockContext | None, ref: ObjectRef
@@ -325,8 +314,6 @@ class _EvaluationWalk:
                 self.root(ObjectRef(scope, name))
             elif role == STATEMENT:
                 assert isinstance(source, ExprSource)
-                if self.statements_done and f"{scope.prefix}.{name}" in self.statements_done:
-                    continue
                 for dep in dependencies(source, ctx, self.rep):
                     if dep.key not in self.done and self.is_node(dep):
                         self.visit(dep)
