@@ -13,6 +13,8 @@ from typing import Any, Literal
 
 import numpy as np
 
+from energies.shapes.seedrandom import SeedRandom
+
 
 @dataclass
 class ShapeInstance:
@@ -208,13 +210,13 @@ class Unknowns:
     def varying_mask(self, stage: str) -> np.ndarray:
         return np.array([(stage in s) != ex for s, ex in self.stages], dtype=bool)
 
-    def resample(self, rng: np.random.Generator) -> np.ndarray:
+    def resample(self, rng: SeedRandom) -> np.ndarray:
         """Another initial state: every sampled unknown drawn again from its range, the rest as x0."""
         x = np.array(self.x0, dtype=np.float64)
-        draws = rng.random(len(x))  # one draw per unknown, so each unknown's value is independent of others'
         for i, r in enumerate(self.ranges):
+            u = rng.random()  # one draw per unknown, so each unknown's value is independent of others'
             if r is not None:
-                x[i] = r[0] + draws[i] * max(r[1] - r[0], 0.0)
+                x[i] = u * max(r[1] - r[0], 0.0) + r[0]
         return x
 
 

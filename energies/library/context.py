@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
+from energies.shapes.seedrandom import SeedRandom
 
 
 @dataclass(frozen=True)
@@ -23,13 +23,13 @@ class CanvasSize:
 
 @dataclass
 class FunctionContext:
-    """`rng`: a numpy Generator seeded by the diagram's variation; `canvas`: anything with
+    """`rng`: Penrose's generator seeded by the diagram's variation; `canvas`: anything with
     `.width` and `.height` (an `energies.shapes.Canvas` or a `CanvasSize`)."""
 
-    rng: np.random.Generator
+    rng: SeedRandom
     canvas: CanvasSize
 
     @staticmethod
     def seeded(seed: int, width: float = 800.0, height: float = 700.0) -> FunctionContext:
-        """A context for tests and tools: a fresh Generator from an integer seed."""
-        return FunctionContext(np.random.default_rng(seed), CanvasSize(width, height))
+        """A context for tests and tools: a fresh generator from an integer seed."""
+        return FunctionContext(SeedRandom(str(seed)), CanvasSize(width, height))

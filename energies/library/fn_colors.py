@@ -13,6 +13,7 @@ from typing import Any
 
 from adcore import eq
 from energies.shapes import Color as ShapeColor
+from energies.shapes.specs import uniform_float
 
 from . import pmath as am
 from .context import FunctionContext
@@ -92,8 +93,8 @@ def sampleColor(ctx: FunctionContext, alpha: Num, colorType: str) -> Color:
     """A random color: rgb channels uniform in [0.1, 0.9), or ("hsv") a uniform hue at full
     saturation and 80% value, as Penrose."""
     if colorType == "rgb":
-        r, g, b = (float(ctx.rng.uniform(0.1, 0.9)) for _ in range(3))
+        r, g, b = (uniform_float(ctx.rng, 0.1, 0.9) for _ in range(3))
         return [r, g, b, alpha]
     if colorType == "hsv":
-        return hsva(float(ctx.rng.uniform(0.0, 360.0)), 100.0, 80.0, alpha)
+        return hsva(uniform_float(ctx.rng, 0.0, 360.0), 100.0, 80.0, alpha)
     raise ValueError(f'sampleColor: colorType must be "rgb" or "hsv", got {colorType!r}')

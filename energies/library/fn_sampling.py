@@ -10,6 +10,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from energies.shapes.specs import uniform_float
+
 from .context import FunctionContext
 from .fn_ops import Matrix, Num, Points, Vector, mvmul, vadd, vmul
 
@@ -21,7 +23,7 @@ def _constant(x: Any, what: str) -> float:
 
 
 def _uniform(ctx: FunctionContext, lo: float, hi: float) -> float:
-    return float(ctx.rng.uniform(lo, hi))
+    return uniform_float(ctx.rng, lo, hi)
 
 
 def random(ctx: FunctionContext, minVal: Num, maxVal: Num) -> Num:

@@ -20,7 +20,7 @@ Public API (consumed by the Style evaluator, the optimizer and the renderer):
   "#rrggbbaa")`, `Color.from_hsva(h, s, v, a)`, `.svg_paint()` and `.svg_opacity()`.
 - `SHAPE_TYPES: dict[str, ShapeSpec]`; `ShapeSpec.props: dict[str, PropSpec]` in Penrose's sampling
   order; `PropSpec(type, default, sampler, varying, pending)`.
-- `rng_for(variation) -> numpy Generator` (sha256-seeded, machine independent) and
+- `rng_for(variation) -> SeedRandom` (Penrose's `seedrandom` generator keyed by the variation) and
   `make_default_props(kind, canvas, rng) -> dict` (every property at its default, unknowns sampled).
 
 Penrose facts kept here: sampled centers are uniform over the canvas; sampled sizes (r, rx, width...)

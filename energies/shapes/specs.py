@@ -1,33 +1,31 @@
 """The eleven Penrose shape types: each property's value type, default or sampler, and whether it varies.
 
 Mirrors Penrose's `packages/core/src/shapes/*.ts`: property names, defaults and sampling ranges are
-Penrose's; properties are listed in the order Penrose samples them, so one seeded generator drawn in
-that order gives reproducible starting points for a given `variation` string.
+Penrose's; properties are listed in the order Penrose samples them, so Penrose's generator
+(`seedrandom.SeedRandom`, seeded by the `variation` string) drawn in that order gives Penrose's own
+starting points.
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
+from energies.shapes.seedrandom import SeedRandom
 from energies.shapes.values import Canvas, Color, PropType
 
-Sampler = Callable[[Canvas, np.random.Generator], Any]
+Sampler = Callable[[Canvas, SeedRandom], Any]
 
 
-def rng_for(variation: str) -> np.random.Generator:
-    """A generator seeded from `variation`; the same string gives the same numbers on any machine."""
-    digest = hashlib.sha256(variation.encode("utf-8")).digest()
-    return np.random.Generator(np.random.PCG64(int.from_bytes(digest[:16], "little")))
+def rng_for(variation: str) -> SeedRandom:
+    """Penrose's generator for `variation`: the same string gives Penrose's numbers on any machine."""
+    return SeedRandom(variation)
 
 
-def uniform_float(rng: np.random.Generator, lo: float, hi: float) -> float:
+def uniform_float(rng: SeedRandom, lo: float, hi: float) -> float:
     """Penrose's randFloat: lo inclusive, hi exclusive. A range that collapses (tiny canvas) gives lo."""
-    return lo + float(rng.random()) * max(hi - lo, 0.0)
+    return rng.random() * max(hi - lo, 0.0) + lo  # Penrose's operation order, for its exact bits
 
 
 Range = tuple[float, float]
@@ -45,18 +43,18 @@ def height_range(canvas: Canvas) -> tuple[Range]:
     return ((3.0, canvas.height / 6),)
 
 
-def sample_vector(canvas: Canvas, rng: np.random.Generator) -> tuple[float, float]:
+def sample_vector(canvas: Canvas, rng: SeedRandom) -> tuple[float, float]:
     """A point anywhere on the canvas (Penrose's sampleVector)."""
     x, y = (uniform_float(rng, *r) for r in vector_ranges(canvas))
     return (x, y)
 
 
-def sample_width(canvas: Canvas, rng: np.random.Generator) -> float:
+def sample_width(canvas: Canvas, rng: SeedRandom) -> float:
     """Penrose's sampleWidth: uniform in [3, canvas.width / 6)."""
     return uniform_float(rng, *width_range(canvas)[0])
 
 
-def sample_height(canvas: Canvas, rng: np.random.Generator) -> float:
+def sample_height(canvas: Canvas, rng: SeedRandom) -> float:
     """Penrose's sampleHeight: uniform in [3, canvas.height / 6)."""
     return uniform_float(rng, *height_range(canvas)[0])
 
@@ -70,7 +68,7 @@ SAMPLE_RANGES: dict[Any, Callable[[Canvas], tuple[Range, ...]]] = {
 }
 
 
-def sample_color(canvas: Canvas, rng: np.random.Generator) -> Color:
+def sample_color(canvas: Canvas, rng: SeedRandom) -> Color:
     """Penrose's sampleColor: r, g, b uniform in [0.1, 0.9), alpha fixed at 0.5."""
     r, g, b = (uniform_float(rng, 0.1, 0.9) for _ in range(3))
     return Color(r, g, b, 0.5)
@@ -96,7 +94,7 @@ class PropSpec:
         ranges = SAMPLE_RANGES.get(self.sampler)
         return ranges(canvas) if ranges is not None else None
 
-    def initial_value(self, canvas: Canvas, rng: np.random.Generator) -> Any:
+    def initial_value(self, canvas: Canvas, rng: SeedRandom) -> Any:
         if self.sampler is not None:
             return self.sampler(canvas, rng)
         if self.pending:
@@ -267,7 +265,7 @@ def make_specs() -> dict[str, ShapeSpec]:
 SHAPE_TYPES: dict[str, ShapeSpec] = make_specs()
 
 
-def make_default_props(kind: str, canvas: Canvas, rng: np.random.Generator) -> dict[str, Any]:
+def make_default_props(kind: str, canvas: Canvas, rng: SeedRandom) -> dict[str, Any]:
     """Every property of a `kind` shape at its default, sampling the unknowns from `rng` in order.
 
     As in Penrose, all samplers run even for properties a Style will override, so the numbers drawn

@@ -19,8 +19,6 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
 from energies.diagram import ShapeInstance, Unknowns
 from energies.expr import Node, input_node
 from energies.lang import style_ast as S
@@ -28,6 +26,7 @@ from energies.lang.ast import Pos
 from energies.lang.errors import DiagramError
 from energies.lang.substance_env import Literal
 from energies.shapes import Canvas, Color
+from energies.shapes.seedrandom import SeedRandom
 from energies.shapes.specs import uniform_float
 from energies.style import arith, goals, shapes
 from energies.style.context import (
@@ -54,7 +53,7 @@ class Evaluator:
         assignment: Assignment,
         rep: Reporter,
         canvas: Canvas,
-        rng: np.random.Generator,
+        rng: SeedRandom,
         library: Library,
         defaults: dict[str, dict[str, Any]],
     ) -> None:

@@ -9,6 +9,11 @@ reads (`dependencies`). That walk fixes two things:
   walk raises the first path error it meets, as building Penrose's graph does.
 - `evaluate_all`: every field evaluated with what it reads first (a depth-first walk from each
   field in turn, each node once), so goals, unknowns and errors come in Penrose's order.
+  When the Style draws random numbers while it is evaluated (`?` without a value, `random(...)`
+  and the other sampling functions), the order of the draws decides which unknown gets which
+  number, so the walk then builds Penrose's graph (nodes in the order it meets them, an edge from
+  each path read to its reader) and evaluates in Penrose's topological order (`penrose_topsort`):
+  the same draws, to the same unknowns, as Penrose.
 
 Nothing is stored per local scope: a block's local fields are its layout (`context.BlockPlan`),
 bound to each match as the walk reaches it. Two shortcuts keep the walk over hundreds of thousands
@@ -23,6 +28,10 @@ of matches cheap, and change nothing it produces:
 
 from __future__ import annotations
 
+from dataclasses import fields, is_dataclass
+from typing import Any
+
+from energies.lang import style_ast as S
 from energies.lang.errors import DiagramError
 from energies.style.context import (
     INERT_EXPRS,
@@ -148,6 +157,73 @@ def _shape(plan: BlockPlan, name: str) -> ShapeSource:
     return source
 
 
+def draws_numbers(prog: S.StyleProg, functions: Any) -> bool:
+    """Whether evaluating `prog` draws random numbers: a `?` without a value, or a call to a
+    function that takes the random source (`FunctionSpec.needs_context`)."""
+    stack: list[Any] = [prog]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, S.Vary) and node.init is None:
+            return True
+        if isinstance(node, S.CompApp) and getattr(functions.get(node.name.value), "needs_context", False):
+            return True
+        if isinstance(node, (tuple, list)):
+            stack.extend(node)
+        elif is_dataclass(node):
+            stack.extend(getattr(node, f.name) for f in fields(node))
+    return False
+
+
+def penrose_topsort(preds: list[list[int]]) -> list[int]:
+    """Penrose's `Graph.topsort`: nodes are numbered in insertion order, `preds[i]` lists the sources
+    of i's in-edges in the order they were added. Sinks are stacked in insertion order; a node is
+    taken from the top once all its successors are taken, and pushes its predecessors that became
+    ready; the order taken, reversed."""
+    remaining = [0] * len(preds)
+    for ps in preds:
+        for p in ps:
+            remaining[p] += 1
+    stack = [i for i, n in enumerate(remaining) if n == 0]
+    taken: list[int] = []
+    while stack:
+        i = stack.pop()
+        taken.append(i)
+        for p in preds[i]:
+            remaining[p] -= 1
+            if remaining[p] == 0:
+                stack.append(p)
+    if len(taken) != len(preds):  # a cycle (reported by the walk): keep a usable order
+        left = set(range(len(preds))) - set(taken)
+        taken.extend(sorted(left, reverse=True))
+    taken.reverse()
+    return taken
+
+
+class _PenroseGraph:
+    """Penrose's dependency graph of a translation: node keys in insertion order, in-edges in order,
+    and what evaluates each node (None for a path no field assigns, or a literal)."""
+
+    def __init__(self) -> None:
+        self.index: dict[str, int] = {}
+        self.keys: list[str] = []
+        self.preds: list[list[int]] = []
+        self.items: list[Any] = []
+
+    def node(self, key: str, item: Any = None) -> int:
+        i = self.index.get(key)
+        if i is None:
+            i = self.index[key] = len(self.preds)
+            self.keys.append(key)
+            self.preds.append([])
+            self.items.append(item)
+        elif item is not None:
+            self.items[i] = item
+        return i
+
+    def edge(self, source: str, target: int) -> None:
+        self.preds[target].append(self.node(source))
+
+
 class _Full(Exception):
     """Enough errors were collected."""
 
@@ -159,6 +235,63 @@ class _EvaluationWalk:
         self.rep = rep
         self.done: set[str] = set()
         self.errors: list[DiagramError] = []
+
+    def run_in_penrose_order(self) -> list[DiagramError]:
+        """Build Penrose's graph as its gatherDependencies does, then evaluate in its topological order."""
+        graph = _PenroseGraph()
+        try:
+            for ref, source in self.assignment.scope_fields("ns"):
+                self.gather(graph, ref, source, None, ref)
+            roles: dict[int, _LocalRoles] = {}
+            for plan, match_index in self.assignment.locals.order():
+                ctx = plan.context(match_index)
+                for name, source, role in _roles(plan, roles).roles:
+                    ref = ObjectRef(ctx.scope, name)
+                    item = {NODE: ref, STATEMENT: (source, plan, match_index), INERT: None}[role]
+                    self.gather(graph, ref, source, ctx, item)
+            for ref, source in self.assignment.scope_fields("sub"):
+                self.gather(graph, ref, source, None, ref)
+        except DiagramError:  # a path error: the plain walk meets and reports it where Penrose does
+            return self.run()
+        try:
+            for i in penrose_topsort(graph.preds):
+                item = graph.items[i]
+                if item is None:
+                    continue
+                try:
+                    if isinstance(item, ObjectRef):
+                        self.ev.eval_field(item)
+                    else:
+                        source, plan, match_index = item
+                        self.ev.eval_statement(graph.keys[i], source, plan.context(match_index))
+                except DiagramError as e:
+                    self.failed(e)
+        except _Full:
+            pass
+        return self.errors
+
+    def gather(
+        self, graph: _PenroseGraph, ref: ObjectRef, source: FieldSource, ctx: BlockContext | None, item: Any
+    ) -> None:
+        """Penrose's gatherField: a shape's node, an edge from each of its properties and each
+        property's reads; else the field's node (evaluated by `item`) and its reads."""
+        if isinstance(source, ShapeSource):
+            shape = graph.node(ref.key, ref)
+            for prop, prop_source in source.props.items():
+                prop_ref = ObjectRef(ref.scope, ref.field, prop)
+                graph.edge(prop_ref.key, shape)
+                target = graph.node(prop_ref.key, prop_ref)
+                self.gather_reads(graph, target, prop_source, ctx, ref)
+            return
+        assert isinstance(source, ExprSource)
+        self.gather_reads(graph, graph.node(ref.key, item), source, ctx, ref)
+
+    def gather_reads(
+        self, graph: _PenroseGraph, target: int, source: ExprSource, ctx: BlockContext | None, ref: ObjectRef
+    ) -> None:
+        context = ctx if ctx is not None else source_context(source, ref.scope)
+        for dep in dependencies(source, context, self.rep):
+            graph.edge(dep.key, target)
 
     def run(self) -> list[DiagramError]:
         try:
@@ -235,6 +368,11 @@ class _EvaluationWalk:
         return dependencies(source, source_context(source, ref.scope), self.rep)
 
 
-def evaluate_all(ev: Evaluator, assignment: Assignment, rep: Reporter) -> list[DiagramError]:
-    """Evaluate every field in Penrose's order; the errors found (at most `MAX_ERRORS`)."""
-    return _EvaluationWalk(ev, assignment, rep).run()
+def evaluate_all(
+    ev: Evaluator, assignment: Assignment, rep: Reporter, penrose_order: bool = False
+) -> list[DiagramError]:
+    """Evaluate every field in Penrose's order; the errors found (at most `MAX_ERRORS`).
+    `penrose_order` evaluates in the topological order of Penrose's graph (see the module's
+    contract), which a Style that draws random numbers needs."""
+    walk = _EvaluationWalk(ev, assignment, rep)
+    return walk.run_in_penrose_order() if penrose_order else walk.run()

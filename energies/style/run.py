@@ -9,7 +9,8 @@ Phases, as in Penrose's compileStyle:
 3. the canvas: `canvas { width = <number>  height = <number> }` is required;
 4. shape defaults sampled from `rng_for(variation)`, shapes in dependency-graph order
    (`graph.shape_order`);
-5. every path evaluated once, dependencies first (`graph.evaluate_all`, `evaluate.Evaluator`),
+5. every path evaluated once, dependencies first (`graph.evaluate_all`, `evaluate.Evaluator`; in
+   Penrose's topological order when the Style draws random numbers, so each draw is Penrose's),
    collecting goals, layering statements and unknowns; errors of independent paths are reported
    together;
 6. drawing order (`layering`), and the implicit `onCanvas` goals.
@@ -33,7 +34,7 @@ from energies.style.env import Assignment, build_assignment
 from energies.style.errors import Reporter
 from energies.style.evaluate import Evaluator
 from energies.style.goals import on_canvas_goals
-from energies.style.graph import evaluate_all, shape_order
+from energies.style.graph import draws_numbers, evaluate_all, shape_order
 from energies.style.library_bridge import Library
 from energies.style.shapes import sample_defaults
 
@@ -103,9 +104,11 @@ def _evaluate_style(
     shape_sources = shape_order(assignment, rep)
     rng = rng_for(variation)
     defaults = {key: sample_defaults(source.kind, canvas, rng) for key, source in shape_sources}
-    ev = Evaluator(assignment, rep, canvas, rng, library or Library(), defaults)
-    with deep_recursion():
-        errors = evaluate_all(ev, assignment, rep)  # dependencies first, so recursion stays shallow
+    library = library or Library()
+    ev = Evaluator(assignment, rep, canvas, rng, library, defaults)
+    penrose_order = draws_numbers(front.style, library.functions)
+    with deep_recursion():  # dependencies first, so recursion stays shallow
+        errors = evaluate_all(ev, assignment, rep, penrose_order)
     raise_all(errors)
 
     all_shapes = [ev.shapes[key] for key, _ in shape_sources]

@@ -25,15 +25,14 @@ from energies.style.context import ShapeSource
 from energies.style.paths import ObjectRef
 
 if TYPE_CHECKING:
-    import numpy as np
-
+    from energies.shapes.seedrandom import SeedRandom
     from energies.style.evaluate import Evaluator
 
 LABEL_PROPS = ("width", "height", "ascent", "descent")
 LABEL_INPUTS = ("string", "fontSize", "fontFamily", "fontWeight", "fontStyle", "fontVariant", "fontStretch")
 
 
-def sample_defaults(kind: str, canvas: Canvas, rng: np.random.Generator) -> dict[str, Any]:
+def sample_defaults(kind: str, canvas: Canvas, rng: SeedRandom) -> dict[str, Any]:
     """Every default property of a new shape, as Style values (lists, rgba colors)."""
     return {name: as_style_value(v) for name, v in make_default_props(kind, canvas, rng).items()}
 
