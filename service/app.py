@@ -6,6 +6,7 @@
     GET  /metrics         Prometheus text
     GET  /examples[/{n}]  our example trios (for the playground)
     GET  /                the playground (static page)
+    POST /live, /live/{id}  live layouts: frames as server-sent events, pause/step/drag (service.live)
 
 Error answers are JSON (`ErrorResponse`): 422 for user mistakes with their place in the trio,
 413 for oversize bodies, 504 when a layout exceeds its time limit, 503 when a worker crashed.
@@ -29,6 +30,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from .examples import examples
 from .http_middleware import BodyLimit, RequestContext
+from .live import live_router
 from .metrics import Metrics
 from .pool import LayoutPool, WorkerCrashed, WorkerStuck
 from .result_cache import ResultCache, request_key
@@ -92,6 +94,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         try:
             yield
         finally:
+            live.stop()
             await pool.close()
 
     app = FastAPI(
@@ -104,6 +107,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.metrics = metrics
     app.state.pool = pool
     app.state.cache = cache
+    live_routes, live = live_router(settings, error_response)
+    app.include_router(live_routes)
 
     # -- errors -------------------------------------------------------------------------------------
 

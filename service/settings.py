@@ -26,6 +26,8 @@ class Settings:
     # A worker still busy this long after its time limit is stuck outside Wasm (e.g. in Python):
     # it is killed and replaced, and its request answered 504.
     kill_grace: float = 15.0
+    live_sessions: int = 2  # live editor sessions (service.live) at once, each in its own process
+    live_idle: float = 120.0  # seconds a live session may wait for a command before it ends
 
 
 def settings_from_env() -> Settings:
@@ -35,4 +37,6 @@ def settings_from_env() -> Settings:
         max_body_bytes=_env_int("PENROSE_MAX_BODY_BYTES", Settings.max_body_bytes),
         result_cache_entries=_env_int("PENROSE_CACHE_ENTRIES", Settings.result_cache_entries),
         result_cache_bytes=_env_int("PENROSE_CACHE_BYTES", Settings.result_cache_bytes),
+        live_sessions=_env_int("PENROSE_LIVE_SESSIONS", Settings.live_sessions),
+        live_idle=_env_float("PENROSE_LIVE_IDLE", Settings.live_idle),
     )
