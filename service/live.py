@@ -6,8 +6,9 @@
                               draggable} or error {kind, message, diagnostics}; after done, the
                               stream stays open for drags (frame..., settled) until end {reason}
     POST /live/{id}           a command for the session: {"action": "pause" | "step" | "resume" |
-                              "cancel" | "end"} or {"action": "drag", "shape", "dx", "dy", "origin"?}
-                              (dx, dy in Penrose's canvas units, y up); 204, or 404 for no such session
+                              "cancel" | "end"} or {"action": "drag", "shape", "dx", "dy", "begin"?}
+                              (the offset since the drag began, in canvas units, y up; "begin":
+                              true on a drag's first command); 204, or 404 for no such session
 
 Each session runs in a live worker process of its own (`service.live_session`), never in the event
 loop; at most `Settings.live_sessions` run at once (a further one gets 503), each layout or drag under
@@ -94,7 +95,7 @@ class LiveCommand(BaseModel):
     shape: str | None = Field(None, max_length=10_000)
     dx: float = Field(0.0, allow_inf_nan=False)
     dy: float = Field(0.0, allow_inf_nan=False)
-    origin: list[float] | None = Field(None, max_length=4)
+    begin: bool = False  # the first command of a drag: its offsets count from the shape's position now
 
 
 class LiveSessions:
@@ -106,10 +107,31 @@ class LiveSessions:
         self.count = 0  # workers started or starting
         self.sessions: dict[str, LiveSession] = {}
         self.lock = asyncio.Lock()
+        self.warming: asyncio.Task[None] | None = None
+
+    def prewarm(self) -> None:
+        """Start a worker in the background if none is up (the playground's page load calls it, so
+        the first live layout does not wait for a process to start)."""
+        if self.count == 0 and self.settings.live_sessions > 0:
+            self.count += 1
+
+            async def start() -> None:
+                try:
+                    worker = await asyncio.to_thread(start_live_worker, self.settings.live_idle)
+                except Exception as e:  # noqa: BLE001 - the next session starts one itself
+                    log.error("could not start a live worker: %s", e)
+                    self.count -= 1
+                    return
+                self.idle.append(worker)
+
+            self.warming = asyncio.get_running_loop().create_task(start())
 
     async def open(self, job: dict[str, Any]) -> LiveSession | None:
         """A session on an idle (or new) worker, or None when all `live_sessions` are in use."""
         async with self.lock:
+            if self.warming is not None:
+                await self.warming
+                self.warming = None
             worker = None
             while self.idle and worker is None:
                 candidate = self.idle.pop()

@@ -10,7 +10,8 @@ compiled problem wrapped (`LiveProblem`) so that every energy evaluation can
 - obey the client's commands, read from the pipe between evaluations: pause, step (one L-BFGS
   iteration), resume, cancel, end.
 After the layout the session keeps the compiled problem and the point: a `drag` command pins the
-dragged shape's position (through its `draggingConstraint`, service.drag_constraint) and
+dragged shape's position (its position when the drag began, plus the drag's offset, through its
+`draggingConstraint`, service.drag_constraint) and
 re-optimizes the rest from there, streaming frames; a newer drag preempts the running one.
 
 Messages to the parent are JSON `{"event": name, "data": {...}}`; the last one of a session is
@@ -89,6 +90,7 @@ class Session:
         self.diagram: Any = None
         self.pinned: np.ndarray | None = None
         self.drag: dict[str, Any] | None = None  # the newest drag command not yet started
+        self.origins: dict[str, list[float]] = {}  # where each shape was when its drag began
         self.frames = 0
         self.pending_step_frame = False  # a step's iteration ended: draw its point at once
 
@@ -204,9 +206,9 @@ class Session:
 
     def redrag(self, x: np.ndarray, target: Draggable, message: dict[str, Any]) -> np.ndarray:
         """Move `target` by the drag's offset from where the drag began, pin it, optimize the rest."""
-        origin = message.get("origin")
-        if not isinstance(origin, list) or len(origin) != len(target.slots):
-            origin = [float(x[s]) for s in target.slots]
+        if message.get("begin") or target.name not in self.origins:
+            self.origins[target.name] = [float(x[s]) for s in target.slots]
+        origin = self.origins[target.name]
         dx, dy = float(message.get("dx", 0.0)), float(message.get("dy", 0.0))
         if not (math.isfinite(dx) and math.isfinite(dy)):
             raise DragConstraintError("the drag offset is not finite")
