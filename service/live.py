@@ -42,6 +42,7 @@ from .schemas import DiagramRequest
 from .settings import Settings
 
 log = logging.getLogger("service.live")
+BUSY_WAIT = 5.0  # seconds a new session waits for a busy one to end before the answer is 503
 
 
 def live_worker_main(conn: Connection, idle_limit: float) -> None:
@@ -127,7 +128,13 @@ class LiveSessions:
             self.warming = asyncio.get_running_loop().create_task(start())
 
     async def open(self, job: dict[str, Any]) -> LiveSession | None:
-        """A session on an idle (or new) worker, or None when all `live_sessions` are in use."""
+        """A session on an idle (or new) worker, or None when all `live_sessions` stay in use for
+        `BUSY_WAIT` seconds (a page that starts a new layout has just dropped its last session,
+        which takes a moment to end)."""
+        for _ in range(int(BUSY_WAIT / 0.05)):
+            if self.idle or self.count < self.settings.live_sessions:
+                break
+            await asyncio.sleep(0.05)
         async with self.lock:
             if self.warming is not None:
                 await self.warming

@@ -368,7 +368,8 @@ async function renderOnce(reason) {
   const body = await response.json();
   if (!response.ok) { showErrors(body); setStatus(`error ${response.status} (${body.error})`); return; }
   showSvg(body.svg); markFresh(); showReport(body);
-  setStatus("rendered (no live session free: no frames, no dragging)");
+  setStatus(`rendered in ${((performance.now() - metrics.renderStarted) / 1000).toFixed(2)} s` +
+    " (no live session was free: no frames, no dragging)");
 }
 
 $("render").addEventListener("click", render);
