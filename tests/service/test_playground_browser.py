@@ -47,7 +47,9 @@ def browser(live_server):
 @pytest.fixture(scope="module")
 def context(browser, live_server):
     # the page's CSP forbids eval, which Playwright's wait_for_function uses: the tests bypass it
-    context = browser.new_context(viewport={"width": 1280, "height": 800}, accept_downloads=True, bypass_csp=True)
+    context = browser.new_context(
+        viewport={"width": 1280, "height": 800}, accept_downloads=True, bypass_csp=True
+    )
     context.grant_permissions(["clipboard-read", "clipboard-write"], origin=live_server)
     yield context
     context.close()
@@ -70,13 +72,16 @@ def wait_rendered(page) -> None:
 
 
 def editor_text(page, source: str) -> str:
-    return page.evaluate(
-        f"[...document.querySelectorAll('#{source} .cm-line')].map(l => l.textContent).join('\\n')"
-    )
+    """The editor's whole text (CodeMirror draws only the visible lines; its view holds them all)."""
+    return page.evaluate(f"document.querySelector('#{source} .cm-content').cmView.view.state.doc.toString()")
 
 
 def fill_editor(page, source: str, text: str) -> None:
-    page.fill(f"#{source} .cm-content", text)
+    """Select everything in the editor and type over it, as a person would (paste-like insertion)."""
+    page.click(f"#{source} .cm-content")
+    page.keyboard.press("Control+a")
+    page.keyboard.insert_text(text)
+    assert editor_text(page, source) == text
 
 
 def diagram_pixels(page) -> bytes:
@@ -247,7 +252,8 @@ def test_dragging_a_shape_pins_it_and_resettles_the_others(page):
     page.mouse.up()
     page.wait_for_function("document.getElementById('live-text').textContent.startsWith('settled')")
     page.wait_for_timeout(300)
-    moved = page.locator("#diagram .draggable > title", has_text="`Rocks`.circle").locator("..").bounding_box()
+    title = page.locator("#diagram .draggable > title", has_text="`Rocks`.circle")
+    moved = title.locator("..").bounding_box()
     scale = page.evaluate(
         "(() => { const s = document.querySelector('#diagram svg');"
         " return s.getBoundingClientRect().width / s.viewBox.baseVal.width; })()"
@@ -302,10 +308,13 @@ def test_exports_give_files_that_parse(page, context):
     page.emulate_media(media="screen")
 
 
+IGNORED = {"href", "{http://www.w3.org/1999/xlink}href", "class"}
+
+
 def svg_shapes(root: ET.Element) -> list[tuple[str, tuple[tuple[str, str], ...]]]:
     """Each drawn element's tag and attributes (images' data aside: each side inlines its own file)."""
     return [
-        (e.tag.split("}")[-1], tuple(sorted((k, v) for k, v in e.attrib.items() if "href" not in k and k != "class")))
+        (e.tag.split("}")[-1], tuple(sorted((k, v) for k, v in e.attrib.items() if k not in IGNORED)))
         for e in root.iter()
         if e.tag.split("}")[-1] not in ("svg", "title", "desc", "defs", "style")
     ]
@@ -317,14 +326,20 @@ def test_registry_trio_opens_from_its_folder_and_renders_as_the_cli(page, key):
     from .service_support import render_registry_trio
 
     folder = REGISTRY / key.split("/")[0]
-    page.wait_for_function("document.getElementById('status').textContent !== ''")
+    wait_rendered(page)  # the page's first diagram
+    page.evaluate("document.getElementById('status').textContent = ''")
     page.set_input_files("#folder-input", str(folder))
     page.wait_for_selector("#trio-choice:not([hidden])")
     path = f"{folder.name}/{key.split('/')[1]}.trio.json"
+    wait_rendered(page)  # the folder's first trio
+    page.evaluate("document.getElementById('status').textContent = ''")
     page.select_option("#trio-select", path)
     wait_rendered(page)
-    page.wait_for_function(f"document.getElementById('trio-select').value === '{path}'")
-    shown = ET.fromstring(page.evaluate("new XMLSerializer().serializeToString(document.querySelector('#diagram svg'))"))
+    spec = json.loads((REGISTRY / f"{key}.trio.json").read_text())
+    assert page.input_value("#variation") == spec["variation"]
+    shown = ET.fromstring(
+        page.evaluate("new XMLSerializer().serializeToString(document.querySelector('#diagram svg'))")
+    )
     expected = ET.fromstring(render_registry_trio(key).svg)
     assert svg_shapes(shown) == svg_shapes(expected)
     images = [e.get("href") for e in shown.iter(f"{SVG_NS}image")]
