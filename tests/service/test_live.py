@@ -48,8 +48,9 @@ def test_frames_then_done_then_a_drag_then_end(live_server):
                 assert "`Rocks`.circle" in data["draggable"]
                 done_svg = data["svg"]
                 threading.Thread(
-                    target=command, args=(live_server, session), kwargs={
-                        "action": "drag", "shape": "`Rocks`.circle", "dx": -40, "dy": 30, "begin": True}
+                    target=command,
+                    args=(live_server, session),
+                    kwargs={"action": "drag", "shape": "`Rocks`.circle", "dx": -40, "dy": 30, "begin": True},
                 ).start()
             elif event == "settled":
                 assert data["nViolated"] == 0
@@ -117,3 +118,52 @@ def test_a_constraint_that_fails_at_a_point_says_where():
         constrain(1.0, 0.0)
     with pytest.raises(DragConstraintError, match="not a finite position|overflow|range"):
         constrain(400.0, 1.0)
+
+
+def test_a_drag_follows_the_styles_dragging_constraint(live_server):
+    body = example_body("sets")
+    body["style"] = body["style"].replace(
+        "s.circle = Circle {", 's.circle = Circle {\n    draggingConstraint: "[x, 0]"'
+    )
+    import xml.etree.ElementTree as ET
+
+    last_frame = ""
+    with httpx.stream("POST", f"{live_server}/live", json=body, timeout=60) as r:
+        for event, data in events(r):
+            if event == "session":
+                session = data["id"]
+            elif event == "done":
+                drag = {"action": "drag", "shape": "`Rocks`.circle", "dx": -30, "dy": 70, "begin": True}
+                threading.Thread(target=command, args=(live_server, session), kwargs=drag).start()
+            elif event == "frame":
+                last_frame = data["svg"]
+            elif event == "settled":
+                command(live_server, session, action="end")
+    root = ET.fromstring(last_frame)
+    height = float(root.get("viewBox").split()[3])
+    rocks = next(
+        e for e in root.iter() if e.findtext("{http://www.w3.org/2000/svg}title") == "`Rocks`.circle"
+    )
+    assert float(rocks.get("cy")) == pytest.approx(height / 2)  # y = 0 in Penrose's coordinates
+
+
+def test_sessions_beyond_the_limit_are_refused(live_server):
+    # the live server allows 2 sessions: two idle after their layout, a third is refused with 503
+    streams = []
+    try:
+        for _ in range(2):
+            client = httpx.Client(timeout=60)
+            response = client.send(
+                client.build_request("POST", f"{live_server}/live", json=example_body("sets")), stream=True
+            )
+            iterator = events(response)
+            while next(iterator)[0] != "done":
+                pass
+            streams.append((client, response, iterator))  # an iterator dropped closes its stream
+        refused = httpx.post(f"{live_server}/live", json=example_body("sets"), timeout=30)
+        assert refused.status_code == 503
+        assert "live sessions are in use" in refused.json()["message"]
+    finally:
+        for client, response, _ in streams:
+            response.close()
+            client.close()
