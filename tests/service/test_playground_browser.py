@@ -346,3 +346,28 @@ def test_registry_trio_opens_from_its_folder_and_renders_as_the_cli(page, key):
     assert all(h.startswith("data:image/") for h in images)  # the folder's images are shown
     if images:
         page.screenshot(path=str(DOCS / "registry-trio.png"))
+
+
+def test_a_styles_event_handler_attribute_never_runs(page):
+    # A shared link can carry any Style, and the renderer passes extra properties through as SVG
+    # attributes: an `onload`/`onmouseover` must not run (the page strips them; its CSP, bypassed
+    # here, would block them too).
+    open_example(page, "sets")
+    style = editor_text(page, "style").replace(
+        "s.circle = Circle {",
+        "s.circle = Circle {\n    onmouseover: \"document.title = 'pwned'\"\n"
+        "    onload: \"document.title = 'pwned'\"",
+    )
+    fill_editor(page, "style", style)
+    page.evaluate("document.getElementById('status').textContent = ''")
+    page.keyboard.press("Control+Enter")
+    wait_rendered(page)
+    circle = page.locator("#diagram circle").first
+    circle.hover()
+    page.wait_for_timeout(200)
+    assert page.title() == "Diagram playground"
+    handlers = page.evaluate(
+        "[...document.querySelectorAll('#diagram *')].flatMap(e => e.getAttributeNames())"
+        ".filter(n => n.startsWith('on'))"
+    )
+    assert handlers == []
