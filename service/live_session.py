@@ -92,6 +92,7 @@ class Session:
         self.drag: dict[str, Any] | None = None  # the newest drag command not yet started
         self.origins: dict[str, list[float]] = {}  # where each shape was when its drag began
         self.frames = 0
+        self.last: dict[str, float] = {}  # the energy and largest violation of the last frame
         self.pending_step_frame = False  # a step's iteration ended: draw its point at once
 
     # -- the pipe ----------------------------------------------------------------------------------
@@ -134,6 +135,7 @@ class Session:
             "start": p.start if p else 0,
             "iterations": p.iterations if p else 0,
             "elapsedMs": (time.perf_counter() - self.started) * 1e3,
+            **self.last,
         }
 
     def frame(self, x: np.ndarray, energy: float) -> None:
@@ -146,7 +148,8 @@ class Session:
         constraints = self.problem.goal_values(x).constraints
         violation = float(constraints.max()) if constraints.size else 0.0
         self.frames += 1
-        self.send("frame", {"svg": svg, "energy": energy, "maxViolation": violation, **self.stats()})
+        self.last = {"energy": energy, "maxViolation": violation}
+        self.send("frame", {"svg": svg, **self.stats()})
         spent = time.perf_counter() - t0
         self.interval = max(FRAME_INTERVAL, 3 * spent)
         self.last_frame = time.perf_counter()
@@ -229,7 +232,7 @@ class Session:
             )
             x = result.x
             self.frame(x, result.energy)
-            self.send("settled", {"energy": result.energy, "nViolated": result.n_violated, **self.stats()})
+            self.send("settled", {**self.stats(), "energy": result.energy, "nViolated": result.n_violated})
         except Interrupt as e:
             if e.reason != "drag":
                 raise

@@ -345,7 +345,7 @@ function onEvent(session, event, data) {
     setLive(`settled after the drag: energy ${Number(data.energy).toPrecision(4)}, ${data.nViolated} violated`);
   } else if (event === "paused") {
     $("pause").textContent = "Resume";
-    setLive(liveLine({ ...data, energy: null, maxViolation: null }, "paused"));
+    setLive(liveLine(data, "paused"));
   } else if (event === "resumed") $("pause").textContent = "Pause";
   else if (event === "warning") setStatus(data.message);
   else if (event === "error") {
