@@ -1,17 +1,19 @@
 """Live layouts: the optimizer's progress as a stream of frames, with pause, step, cancel and drag.
 
-    POST /live                a trio (the body of POST /diagrams) in; a text/event-stream out:
-                              session {id, sessions}, frame {svg, stage, round, start, iterations,
-                              energy, maxViolation, elapsedMs}..., then done {svg, report...,
-                              draggable} or error {kind, message, diagnostics}; after done, the
-                              stream stays open for drags (frame..., settled) until end {reason}
+    POST /live[?interactive=true]
+                              a trio (the body of POST /diagrams) in; a text/event-stream out:
+                              session {id}, frame {svg, stage, round, start, iterations, energy,
+                              maxViolation, elapsedMs}..., then done {svg, report..., draggable} or
+                              error {kind, message, diagnostics}, then end {reason}; with
+                              interactive=true the stream stays open after done for drags
+                              (frame..., settled) until the client ends it or it idles
     POST /live/{id}           a command for the session: {"action": "pause" | "step" | "resume" |
                               "cancel" | "end"} or {"action": "drag", "shape", "dx", "dy", "begin"?}
                               (the offset since the drag began, in canvas units, y up; "begin":
                               true on a drag's first command); 204, or 404 for no such session
 
 Each session runs in a live worker process of its own (`service.live_session`), never in the event
-loop; at most `Settings.live_sessions` run at once (a further one gets 503), each layout or drag under
+loop; at most `Settings.live_sessions` run at once (a further one gets 429), each layout or drag under
 the service's time limit, and a session left without a command for `Settings.live_idle` seconds
 (paused, or after its layout) ends. The workers start on the first session and stay, so the
 compiled energies they cache serve the next sessions. A worker that does not end its session within
@@ -42,7 +44,7 @@ from .schemas import DiagramRequest
 from .settings import Settings
 
 log = logging.getLogger("service.live")
-BUSY_WAIT = 5.0  # seconds a new session waits for a busy one to end before the answer is 503
+BUSY_WAIT = 5.0  # seconds a new session waits for a busy one to end before the answer is 429
 
 
 def live_worker_main(conn: Connection, idle_limit: float) -> None:
@@ -235,10 +237,10 @@ def live_router(settings: Settings, error_response: Any) -> tuple[APIRouter, Liv
         "/live",
         responses={
             200: {"content": {"text/event-stream": {}}, "description": "The session's events"},
-            503: {"description": "All live sessions are in use"},
+            429: {"description": "All live sessions are in use"},
         },
     )
-    async def open_live(body: DiagramRequest, request: Request) -> Response:
+    async def open_live(body: DiagramRequest, request: Request, interactive: bool = False) -> Response:
         job = {
             "requestId": request.scope.get("state", {}).get("request_id", "-"),
             "domain": body.domain,
@@ -250,12 +252,13 @@ def live_router(settings: Settings, error_response: Any) -> tuple[APIRouter, Liv
             "startSeconds": body.startSeconds,
             "timeLimit": settings.time_limit,
             "goals": False,
+            "interactive": interactive,
         }
         session = await live.open(job)
         if session is None:
             return error_response(
                 request,
-                503,
+                429,
                 "busy",
                 f"all {settings.live_sessions} live sessions are in use; retry, or use POST /diagrams",
             )

@@ -190,6 +190,8 @@ class Session:
             outcome["report"]["warnings"].append(str(e))
         names = [d.name for d in movable]
         self.send("done", {"svg": outcome["svg"], **outcome["report"], "draggable": names})
+        if not job.get("interactive"):
+            return
         by_name = {d.name: d for d in movable}
         while True:
             if self.drag is None:

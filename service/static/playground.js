@@ -268,7 +268,7 @@ async function render() {
   metrics.frames = 0;
   let response;
   try {
-    response = await fetch("/live", {
+    response = await fetch("/live?interactive=true", {
       method: "POST", signal: abort.signal,
       headers: { "content-type": "application/json", accept: "text/event-stream" },
       body: JSON.stringify(trioRequest()),
@@ -281,7 +281,7 @@ async function render() {
     const body = await response.json().catch(() => ({ message: `HTTP ${response.status}` }));
     if (state.session !== session) return;
     state.session = null;
-    if (response.status === 503) return renderOnce(body.message);
+    if (response.status === 429) return renderOnce(body.message);
     showErrors(body);
     setStatus(`error ${response.status} (${body.error})`);
     return;

@@ -34,7 +34,9 @@ def command(url: str, session: str, **body: Any) -> int:
 def test_frames_then_done_then_a_drag_then_end(live_server):
     seen: list[str] = []
     session = ""
-    with httpx.stream("POST", f"{live_server}/live", json=example_body("sets"), timeout=60) as r:
+    with httpx.stream(
+        "POST", f"{live_server}/live?interactive=true", json=example_body("sets"), timeout=60
+    ) as r:
         assert r.status_code == 200 and r.headers["content-type"].startswith("text/event-stream")
         for event, data in events(r):
             seen.append(event)
@@ -73,6 +75,12 @@ def test_a_mistake_is_an_error_event_with_its_place(live_server):
     assert found["error"]["kind"] == "diagram"
     assert found["error"]["diagnostics"][0]["source"] == "substance"
     assert found["end"]["reason"] == "done"
+
+
+def test_without_interactive_the_stream_ends_after_the_layout(live_server):
+    with httpx.stream("POST", f"{live_server}/live", json=example_body("vectors"), timeout=60) as r:
+        seen = [event for event, _ in events(r)]
+    assert seen[0] == "session" and seen[-2:] == ["done", "end"] and "frame" in seen
 
 
 def test_commands_are_validated(live_server):
@@ -128,7 +136,7 @@ def test_a_drag_follows_the_styles_dragging_constraint(live_server):
     import xml.etree.ElementTree as ET
 
     last_frame = ""
-    with httpx.stream("POST", f"{live_server}/live", json=body, timeout=60) as r:
+    with httpx.stream("POST", f"{live_server}/live?interactive=true", json=body, timeout=60) as r:
         for event, data in events(r):
             if event == "session":
                 session = data["id"]
@@ -148,20 +156,23 @@ def test_a_drag_follows_the_styles_dragging_constraint(live_server):
 
 
 def test_sessions_beyond_the_limit_are_refused(live_server):
-    # the live server allows 2 sessions: two idle after their layout, a third is refused with 503
+    # the live server allows 2 sessions: two idle after their layout, a third is refused with 429
     streams = []
     try:
         for _ in range(2):
             client = httpx.Client(timeout=60)
             response = client.send(
-                client.build_request("POST", f"{live_server}/live", json=example_body("sets")), stream=True
+                client.build_request(
+                    "POST", f"{live_server}/live?interactive=true", json=example_body("sets")
+                ),
+                stream=True,
             )
             iterator = events(response)
             while next(iterator)[0] != "done":
                 pass
             streams.append((client, response, iterator))  # an iterator dropped closes its stream
         refused = httpx.post(f"{live_server}/live", json=example_body("sets"), timeout=30)
-        assert refused.status_code == 503
+        assert refused.status_code == 429
         assert "live sessions are in use" in refused.json()["message"]
     finally:
         for client, response, _ in streams:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import sys
 import time
 import xml.etree.ElementTree as ET
@@ -32,7 +33,14 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 SVG_NS = "{http://www.w3.org/2000/svg}"
-DOCS = Path(__file__).resolve().parents[2] / "docs" / "playground"
+# Screenshots for docs/playground/ are written only when asked: PENROSE_SCREENSHOTS=docs/playground
+SCREENSHOTS = os.environ.get("PENROSE_SCREENSHOTS")
+
+
+def shot(page, name: str) -> None:
+    if SCREENSHOTS:
+        Path(SCREENSHOTS).mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(Path(SCREENSHOTS) / f"{name}.png"))
 
 
 @pytest.fixture(scope="module")
@@ -140,8 +148,7 @@ def test_editor_highlights_renders_and_fits_the_diagram(page):
     )
     assert scroll[0] >= -0.5 and scroll[1] >= -0.5 and scroll[2]
     page.click("#zoom [data-zoom='fit']")
-    DOCS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(DOCS / "editor.png"))
+    shot(page, "editor")
 
 
 def test_an_error_is_located_and_the_diagram_marked_stale(page):
@@ -162,7 +169,7 @@ def test_an_error_is_located_and_the_diagram_marked_stale(page):
     # clicking the message puts the cursor on the offending line
     page.click("#errors a.diagnostic")
     assert page.locator("#substance .cm-activeLine").inner_text() == bad.inner_text()
-    page.screenshot(path=str(DOCS / "error.png"))
+    shot(page, "error")
 
 
 def test_edits_survive_a_reload_and_travel_in_the_link(page, context):
@@ -215,6 +222,7 @@ def test_pause_step_resume_and_cancel(page):
     page.click("#pause")
     page.wait_for_function("document.getElementById('live-text').textContent.startsWith('paused')")
     page.wait_for_timeout(300)
+    shot(page, "live-paused")
     frames = page.evaluate("window.playgroundMetrics.frames")
     page.wait_for_timeout(700)
     assert page.evaluate("window.playgroundMetrics.frames") == frames  # paused: nothing moves
@@ -266,6 +274,7 @@ def test_dragging_a_shape_pins_it_and_resettles_the_others(page):
     )
     assert others_after != others_before
     assert "0 violated" in page.inner_text("#live")
+    shot(page, "dragged")
 
 
 def test_exports_give_files_that_parse(page, context):
@@ -345,7 +354,7 @@ def test_registry_trio_opens_from_its_folder_and_renders_as_the_cli(page, key):
     images = [e.get("href") for e in shown.iter(f"{SVG_NS}image")]
     assert all(h.startswith("data:image/") for h in images)  # the folder's images are shown
     if images:
-        page.screenshot(path=str(DOCS / "registry-trio.png"))
+        shot(page, "registry-trio")
 
 
 def test_a_styles_event_handler_attribute_never_runs(page):
