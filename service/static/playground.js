@@ -22,7 +22,7 @@ const state = {
   zoom: "fit",
   folder: null,             // {files: Map(path -> File), trios: [path]} of an opened folder
 };
-const metrics = { renderStarted: 0, firstFrameMs: null, frames: 0 };
+const metrics = { renderStarted: 0, firstFrameMs: null, frames: 0, dragSentAt: null, dragFrameMs: [] };
 window.playgroundMetrics = metrics; // read by the browser tests' timing report
 
 // -- editors --------------------------------------------------------------------------------------
@@ -325,6 +325,7 @@ function onEvent(session, event, data) {
   else if (event === "frame") {
     showSvg(data.svg);
     metrics.frames += 1;
+    if (metrics.dragSentAt !== null) { metrics.dragFrameMs.push(performance.now() - metrics.dragSentAt); metrics.dragSentAt = null; }
     if (metrics.firstFrameMs === null) metrics.firstFrameMs = performance.now() - metrics.renderStarted;
     if (!state.dragging) markFresh();
     setLive(liveLine(data, state.dragging || session.dragged ? "re-optimizing after the drag" : "optimizing"));
@@ -413,6 +414,7 @@ $("diagram").addEventListener("pointerdown", (event) => {
     drag.inFlight = true;
     const offset = drag.latest;
     drag.sent = offset;
+    if (metrics.dragSentAt === null) metrics.dragSentAt = performance.now();
     await control("drag", { shape, dx: offset.dx, dy: offset.dy, begin: drag.begin });
     drag.begin = false;
     drag.inFlight = false;

@@ -239,7 +239,7 @@ def test_pause_step_resume_and_cancel(page):
     assert page.locator("#diagram svg").count() == 1  # the last frame stays, marked out of date
 
 
-def test_dragging_a_shape_pins_it_and_resettles_the_others(page):
+def test_dragging_a_shape_pins_it_and_resettles_the_others(page, record_property):
     open_example(page, "sets")
     names = page.evaluate(
         "[...document.querySelectorAll('#diagram .draggable > title')].map(t => t.textContent)"
@@ -275,6 +275,10 @@ def test_dragging_a_shape_pins_it_and_resettles_the_others(page):
     assert others_after != others_before
     assert "0 violated" in page.inner_text("#live")
     shot(page, "dragged")
+    steps = sorted(page.evaluate("window.playgroundMetrics.dragFrameMs"))
+    assert steps  # frames came while the pointer moved
+    report_timing(record_property, "drag step to its first frame (median)", steps[len(steps) // 2])
+    report_timing(record_property, "drag step to its first frame (max)", steps[-1])
 
 
 def test_exports_give_files_that_parse(page, context):
