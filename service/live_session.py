@@ -1,6 +1,6 @@
 """One live editing session, run inside a live worker process (service.live).
 
-    run_session(conn, job, settings)   # until the layout fails, is cancelled, ends or idles out
+    run_session(conn, job, idle_limit)   # until the layout ends (or, interactive, until told or idle)
 
 The session lays the trio out exactly as a POST /diagrams would (`service.layout_job`), with the
 compiled problem wrapped (`LiveProblem`) so that every energy evaluation can
@@ -9,10 +9,10 @@ compiled problem wrapped (`LiveProblem`) so that every energy evaluation can
   than a third of the time);
 - obey the client's commands, read from the pipe between evaluations: pause, step (one L-BFGS
   iteration), resume, cancel, end.
-After the layout the session keeps the compiled problem and the point: a `drag` command pins the
-dragged shape's position (its position when the drag began, plus the drag's offset, through its
-`draggingConstraint`, service.drag_constraint) and
-re-optimizes the rest from there, streaming frames; a newer drag preempts the running one.
+After the layout an interactive session keeps the compiled problem and the point: a `drag` command
+pins the dragged shape's position (its position when the drag began plus the drag's offset, through
+its `draggingConstraint`, service.drag_constraint) and re-optimizes the rest from there, streaming
+frames; a newer drag preempts the running one.
 
 Messages to the parent are JSON `{"event": name, "data": {...}}`; the last one of a session is
 `{"event": "end", ...}`. Commands in are JSON `{"action": ...}`.
