@@ -8,7 +8,7 @@
                               interactive=true the stream stays open after done for drags
                               (frame..., settled) until the client ends it or it idles
     POST /live/{id}           a command for the session: {"action": "pause" | "step" | "resume" |
-                              "cancel" | "end"} or {"action": "drag", "shape", "dx", "dy", "begin"?}
+                              "cancel" | "end"} or {"action": "drag", "shape", "dx", "dy", "begin"?, "seq"?}
                               (the offset since the drag began, in canvas units, y up; "begin":
                               true on a drag's first command); 204, or 404 for no such session
 
@@ -99,6 +99,7 @@ class LiveCommand(BaseModel):
     dx: float = Field(0.0, allow_inf_nan=False)
     dy: float = Field(0.0, allow_inf_nan=False)
     begin: bool = False  # the first command of a drag: its offsets count from the shape's position now
+    seq: int = 0  # the client's number for a drag command, echoed by the `settled` it leads to
 
 
 class LiveSessions:

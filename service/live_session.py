@@ -234,7 +234,8 @@ class Session:
             )
             x = result.x
             self.frame(x, result.energy)
-            self.send("settled", {**self.stats(), "energy": result.energy, "nViolated": result.n_violated})
+            settled = {"energy": result.energy, "nViolated": result.n_violated, "seq": message.get("seq", 0)}
+            self.send("settled", {**self.stats(), **settled})
         except Interrupt as e:
             if e.reason != "drag":
                 raise

@@ -22,7 +22,7 @@ const state = {
   zoom: "fit",
   folder: null,             // {files: Map(path -> File), trios: [path]} of an opened folder
 };
-const metrics = { renderStarted: 0, firstFrameMs: null, frames: 0, dragSentAt: null, dragFrameMs: [] };
+const metrics = { renderStarted: 0, firstFrameMs: null, frames: 0, dragSentAt: null, dragFrameMs: [], dragSeq: 0, settledSeq: 0, dragBusy: false };
 window.playgroundMetrics = metrics; // read by the browser tests' timing report
 
 // -- editors --------------------------------------------------------------------------------------
@@ -343,7 +343,10 @@ function onEvent(session, event, data) {
     $("step").disabled = true;
     $("cancel").disabled = true;
   } else if (event === "settled") {
-    setLive(`settled after the drag: energy ${Number(data.energy).toPrecision(4)}, ${data.nViolated} violated`);
+    metrics.settledSeq = data.seq;
+    if (data.seq === metrics.dragSeq) { // not when a newer drag is on its way
+      setLive(`settled after the drag: energy ${Number(data.energy).toPrecision(4)}, ${data.nViolated} violated`);
+    }
   } else if (event === "paused") {
     $("pause").textContent = "Resume";
     setLive(liveLine(data, "paused"));
@@ -405,17 +408,22 @@ $("diagram").addEventListener("pointerdown", (event) => {
   event.preventDefault();
   const shape = target.querySelector(":scope > title").textContent;
   const start = svgPoint(svg, event);
-  const drag = { shape, start, sent: null, latest: null, inFlight: false, begin: true };
+  const drag = { shape, start, sent: null, latest: null, inFlight: false, begin: true, released: false };
   state.dragging = drag;
   state.session.dragged = true;
   target.classList.add("dragging");
+  // the page has sent everything the pointer did once it is released and nothing is left to send
+  const settle = () => { metrics.dragBusy = !(drag.released && !drag.inFlight && drag.latest === drag.sent); };
+  metrics.dragBusy = true;
   const send = async () => {
+    settle();
     if (drag.inFlight || !drag.latest || drag.latest === drag.sent) return;
     drag.inFlight = true;
     const offset = drag.latest;
     drag.sent = offset;
     if (metrics.dragSentAt === null) metrics.dragSentAt = performance.now();
-    await control("drag", { shape, dx: offset.dx, dy: offset.dy, begin: drag.begin });
+    metrics.dragSeq += 1;
+    await control("drag", { shape, dx: offset.dx, dy: offset.dy, begin: drag.begin, seq: metrics.dragSeq });
     drag.begin = false;
     drag.inFlight = false;
     send();
@@ -433,6 +441,8 @@ $("diagram").addEventListener("pointerdown", (event) => {
     window.removeEventListener("pointermove", move);
     window.removeEventListener("pointerup", up);
     state.dragging = null;
+    drag.released = true;
+    settle();
   };
   window.addEventListener("pointermove", move);
   window.addEventListener("pointerup", up);

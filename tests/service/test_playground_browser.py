@@ -251,24 +251,36 @@ def test_dragging_a_shape_pins_it_and_resettles_the_others(page, record_property
     others_before = page.evaluate(
         "[...document.querySelectorAll('#diagram circle')].map(c => c.getBoundingClientRect().x)"
     )
-    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    # grab the circle low, away from its label (the label is a shape of its own, drawn on top)
+    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] * 0.85
+    grabbed = f"document.elementFromPoint({x}, {y}).querySelector(':scope > title').textContent"
+    assert page.evaluate(grabbed) == "`Rocks`.circle"
     page.mouse.move(x, y)
     page.mouse.down()
     for k in range(1, 9):
         page.mouse.move(x - 12 * k, y - 6 * k)
         page.wait_for_timeout(30)
     page.mouse.up()
-    page.wait_for_function("document.getElementById('live-text').textContent.startsWith('settled')")
-    page.wait_for_timeout(300)
+    # settled after the last move the page sent
+    page.wait_for_function(
+        "!window.playgroundMetrics.dragBusy"
+        " && window.playgroundMetrics.settledSeq === window.playgroundMetrics.dragSeq"
+        " && document.getElementById('live-text').textContent.startsWith('settled')"
+    )
     title = page.locator("#diagram .draggable > title", has_text="`Rocks`.circle")
     moved = title.locator("..").bounding_box()
     scale = page.evaluate(
         "(() => { const s = document.querySelector('#diagram svg');"
         " return s.getBoundingClientRect().width / s.viewBox.baseVal.width; })()"
     )
-    # the shape went where the pointer took it (96 px left, 48 px up on screen)
-    assert abs((moved["x"] - box["x"]) - (-96)) < 8 * max(scale, 1)
-    assert abs((moved["y"] - box["y"]) - (-48)) < 8 * max(scale, 1)
+    # the shape's center went where the pointer took it (96 px left, 48 px up on screen); its
+    # radius is an unknown, so it may re-settle too
+    def center(b):
+        return b["x"] + b["width"] / 2, b["y"] + b["height"] / 2
+
+    (x0, y0), (x1, y1) = center(box), center(moved)
+    assert abs((x1 - x0) - (-96)) < 4 * max(scale, 1)
+    assert abs((y1 - y0) - (-48)) < 4 * max(scale, 1)
     others_after = page.evaluate(
         "[...document.querySelectorAll('#diagram circle')].map(c => c.getBoundingClientRect().x)"
     )
