@@ -423,6 +423,7 @@ $("diagram").addEventListener("pointerdown", (event) => {
     drag.sent = offset;
     if (metrics.dragSentAt === null) metrics.dragSentAt = performance.now();
     metrics.dragSeq += 1;
+    metrics.lastDrag = { ...offset, seq: metrics.dragSeq };
     await control("drag", { shape, dx: offset.dx, dy: offset.dy, begin: drag.begin, seq: metrics.dragSeq });
     drag.begin = false;
     drag.inFlight = false;

@@ -279,8 +279,9 @@ def test_dragging_a_shape_pins_it_and_resettles_the_others(page, record_property
         return b["x"] + b["width"] / 2, b["y"] + b["height"] / 2
 
     (x0, y0), (x1, y1) = center(box), center(moved)
-    assert abs((x1 - x0) - (-96)) < 4 * max(scale, 1)
-    assert abs((y1 - y0) - (-48)) < 4 * max(scale, 1)
+    sent = page.evaluate("window.playgroundMetrics.lastDrag")
+    assert abs((x1 - x0) - (-96)) < 4 * max(scale, 1), (x1 - x0, y1 - y0, scale, sent)
+    assert abs((y1 - y0) - (-48)) < 4 * max(scale, 1), (x1 - x0, y1 - y0, scale, sent)
     others_after = page.evaluate(
         "[...document.querySelectorAll('#diagram circle')].map(c => c.getBoundingClientRect().x)"
     )
