@@ -5,7 +5,7 @@ import { HighlightStyle, StreamLanguage, syntaxHighlighting, tags as t } from ".
 const KEYWORDS = {
   domain: ["type", "predicate", "function", "constructor", "notation", "symmetric"],
   substance: ["Let", "Label", "AutoLabel", "NoLabel", "All", "for", "in", "where", "true", "false"],
-  style: ["forall", "where", "with", "as", "delete", "override", "layout", "in", "except", "ensure",
+  style: ["forall", "global", "where", "with", "as", "delete", "override", "layout", "in", "except", "ensure",
     "encourage", "canvas", "collect", "into", "foreach", "numberof", "listof", "true", "false", "import"],
 };
 
