@@ -6,6 +6,7 @@
     GET  /metrics         Prometheus text
     GET  /examples[/{n}]  our example trios (for the playground)
     GET  /                the playground (static page)
+    POST /live, /live/{id}  live layouts: frames as server-sent events, pause/step/drag (service.live)
 
 Error answers are JSON (`ErrorResponse`): 422 for user mistakes with their place in the trio,
 413 for oversize bodies, 504 when a layout exceeds its time limit, 507 when it needs more memory
@@ -32,6 +33,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from .examples import examples
 from .http_middleware import BodyBudget, BodyLimit, RequestContext
+from .live import live_router
 from .metrics import Metrics
 from .pool import ClientGone, LayoutPool, Overloaded, WorkerConfig, WorkerCrashed, WorkerStuck
 from .result_cache import ResultCache, request_key
@@ -123,6 +125,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         try:
             yield
         finally:
+            live.stop()
             await pool.close()
 
     app = FastAPI(
@@ -135,6 +138,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.metrics = metrics
     app.state.pool = pool
     app.state.cache = cache
+    live_routes, live = live_router(settings, error_response)
+    app.include_router(live_routes)
 
     # -- errors -------------------------------------------------------------------------------------
 
@@ -293,6 +298,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @app.get("/", include_in_schema=False)
     async def playground() -> FileResponse:
+        live.prewarm()
         return FileResponse(STATIC_DIR / "index.html", media_type="text/html")
 
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")

@@ -68,6 +68,14 @@ def report_of(rendering: Any, goals: bool = True) -> dict[str, Any]:
 
 def run_layout(job: dict[str, Any]) -> dict[str, Any]:
     """Render one request (already validated) and classify every way it can end."""
+    return layout_outcome(job)[0]
+
+
+def layout_outcome(
+    job: dict[str, Any], observe: Any = None, on_progress: Any = None
+) -> tuple[dict[str, Any], Any]:
+    """`run_layout`'s outcome and the `Rendering` (None on failure); `observe` wraps the compiled
+    problem and `on_progress` hears the optimizer (see `service.pipeline.render_trio`)."""
     from energies.lang.errors import DiagramError
     from service.pipeline import LayoutError, portfolio_settings, render_trio
     from service.render import RenderError
@@ -82,19 +90,21 @@ def run_layout(job: dict[str, Any]) -> dict[str, Any]:
             time_limit=float(job["timeLimit"]),
             resolve_image=None,
             portfolio=portfolio_settings(job.get("starts"), job.get("startSeconds")),
+            observe=observe,
+            on_progress=on_progress,
         )
     except DiagramError as e:
         diagnostics = diagnostics_of(e)
         message = "\n".join(f"{d['source']}:{d['line']}:{d['column']}: {d['message']}" for d in diagnostics)
-        return {"ok": False, "kind": "diagram", "message": message, "diagnostics": diagnostics}
+        return {"ok": False, "kind": "diagram", "message": message, "diagnostics": diagnostics}, None
     except RenderError as e:  # a shape property the renderer cannot draw (e.g. an unknown arrowhead)
-        return {"ok": False, "kind": "render", "message": str(e)}
+        return {"ok": False, "kind": "render", "message": str(e)}, None
     except LayoutError as e:
-        return {"ok": False, "kind": "layout", "status": e.status, "message": str(e), "goal": e.goal}
+        return {"ok": False, "kind": "layout", "status": e.status, "message": str(e), "goal": e.goal}, None
     except MemoryError:  # past the worker's memory cap: the pool replaces this worker
         from service.pool import memory_outcome
 
-        return memory_outcome()
+        return memory_outcome(), None
     except RecursionError:
         # Deeply nested user programs can exhaust the parser's stack: still the user's input.
         return {
@@ -102,8 +112,9 @@ def run_layout(job: dict[str, Any]) -> dict[str, Any]:
             "kind": "diagram",
             "message": "the program is nested too deeply to parse",
             "diagnostics": [],
-        }
+        }, None
     except Exception as e:  # noqa: BLE001 - a bug of ours: report it, keep the worker alive
         log.exception("request %s: internal error", job.get("requestId", "-"))
-        return {"ok": False, "kind": "internal", "message": f"{type(e).__name__}: {e}"}
-    return {"ok": True, "svg": rendering.svg, "report": report_of(rendering, job.get("goals", True))}
+        return {"ok": False, "kind": "internal", "message": f"{type(e).__name__}: {e}"}, None
+    outcome = {"ok": True, "svg": rendering.svg, "report": report_of(rendering, job.get("goals", True))}
+    return outcome, rendering

@@ -189,10 +189,12 @@ def render_trio(
     resolve_image: ImageResolver | None = None,
     on_progress: Callable[[Any], None] | None = None,
     portfolio: PortfolioSettings | None = None,
+    observe: Callable[[Any], Any] | None = None,
 ) -> Rendering:
     """Lay out and render a trio. `portfolio` sets the multi-start search (energies.portfolio); its
     default runs several starts within an evaluation budget, and `PortfolioSettings(starts=1)` is a
-    single run from the variation's initial state, as Penrose's."""
+    single run from the variation's initial state, as Penrose's. `observe(problem)` may wrap the
+    compiled problem the optimizer runs (the live editor's frames and pauses, service.live_session)."""
     from energies.diagram_build import build_diagram
 
     # Style values can be expression chains thousands deep (iterated constructions, fractals); the
@@ -208,6 +210,8 @@ def render_trio(
         problem = compile_problem(diagram, time_limit=time_limit)
     except WasmTrap as e:
         raise LayoutError("timeout" if isinstance(e, WasmTimeout) else "optimize-error", str(e)) from e
+    if observe is not None:
+        problem = observe(problem)
     t1 = time.perf_counter()
     try:
         remaining = max(0.1, time_limit - (t1 - t0))

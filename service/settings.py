@@ -42,6 +42,8 @@ class Settings:
     compile_cache_dir: str = ""
     compile_cache_mb: int = 512
     drain_seconds: float = 10.0  # on shutdown, in-flight requests get this long before they are cut
+    live_sessions: int = 2  # live editor sessions (service.live) at once, each in its own process
+    live_idle: float = 120.0  # seconds a live session may wait for a command before it ends
 
 
 def settings_from_env() -> Settings:
@@ -59,4 +61,6 @@ def settings_from_env() -> Settings:
         compile_cache_dir=os.environ.get("PENROSE_COMPILE_CACHE_DIR", Settings.compile_cache_dir),
         compile_cache_mb=_env_int("PENROSE_COMPILE_CACHE_MB", Settings.compile_cache_mb),
         drain_seconds=_env_float("PENROSE_DRAIN_SECONDS", Settings.drain_seconds),
+        live_sessions=_env_int("PENROSE_LIVE_SESSIONS", Settings.live_sessions),
+        live_idle=_env_float("PENROSE_LIVE_IDLE", Settings.live_idle),
     )

@@ -1,44 +1,112 @@
-// The playground: edit a trio, POST it to /diagrams, show the SVG, timings and located errors.
-// Plain browser JavaScript, no build step, no third-party code.
-"use strict";
+// The playground: edit a trio in three CodeMirror editors, lay it out live (POST /live streams frames
+// as server-sent events), drag shapes to re-optimize, export. Third-party code comes only from
+// ./vendor/editor.js (CodeMirror 6 and fflate, bundled by web/build.sh; licenses beside it).
+import {
+  EditorState, EditorView, GutterMarker, RangeSet, StateEffect, StateField, Decoration, keymap, lineNumbers,
+  highlightActiveLine, highlightActiveLineGutter, drawSelection, gutter, defaultKeymap, history as editHistory, historyKeymap,
+  indentWithTab, searchKeymap, highlightSelectionMatches, bracketMatching, zipSync, strToU8, strFromU8,
+  deflateSync, inflateSync,
+} from "./vendor/editor.js";
+import { penroseLanguage } from "./languages.js";
 
 const SOURCES = ["domain", "substance", "style"];
+const STORAGE_KEY = "penrose-playground-trio";
 const $ = (id) => document.getElementById(id);
-const editor = (source) => $(source);
-const gutterOf = (source) => editor(source).parentElement.querySelector(".gutter");
-let badLines = { domain: new Set(), substance: new Set(), style: new Set() };
-let currentSvgUrl = null;
 
-function drawGutter(source) {
-  const lines = editor(source).value.split("\n").length;
-  const gutter = gutterOf(source);
-  gutter.replaceChildren();
-  for (let i = 1; i <= lines; i++) {
-    const span = document.createElement("span");
-    span.textContent = String(i);
-    if (badLines[source].has(i)) span.className = "bad";
-    gutter.append(span, "\n");
-  }
-  gutter.scrollTop = editor(source).scrollTop;
+const state = {
+  name: "diagram",          // used for exported file names
+  images: new Map(),        // path (relative to the trio's folder) -> data: URL, from opened files
+  svg: null,                // the SVG text shown (latest frame or final)
+  session: null,            // {id, abort} of the running live session
+  draggable: new Set(),
+  zoom: "fit",
+  folder: null,             // {files: Map(path -> File), trios: [path]} of an opened folder
+};
+const metrics = { renderStarted: 0, firstFrameMs: null, frames: 0, dragSentAt: null, dragFrameMs: [], dragSeq: 0, settledSeq: 0, dragBusy: false };
+window.playgroundMetrics = metrics; // read by the browser tests' timing report
+
+// -- editors --------------------------------------------------------------------------------------
+
+const setBad = StateEffect.define();
+class BadMarker extends GutterMarker {
+  constructor(message) { super(); this.message = message; }
+  toDOM() { const s = document.createElement("span"); s.textContent = "●"; s.title = this.message; return s; }
 }
+const badLines = StateField.define({
+  create: () => ({ lines: Decoration.none, marks: RangeSet.empty }),
+  update(value, tr) {
+    for (const e of tr.effects) {
+      if (!e.is(setBad)) continue;
+      const doc = tr.state.doc;
+      const found = e.value.filter((d) => d.line >= 1 && d.line <= doc.lines).sort((a, b) => a.line - b.line);
+      const seen = new Set();
+      const unique = found.filter((d) => !seen.has(d.line) && seen.add(d.line));
+      return {
+        lines: Decoration.set(unique.map((d) => Decoration.line({ class: "cm-bad-line" }).range(doc.line(d.line).from))),
+        marks: RangeSet.of(unique.map((d) => new BadMarker(d.message).range(doc.line(d.line).from))),
+      };
+    }
+    return tr.docChanged ? { lines: value.lines.map(tr.changes), marks: value.marks.map(tr.changes) } : value;
+  },
+  provide: (f) => EditorView.decorations.from(f, (v) => v.lines),
+});
 
-function setStatus(text) { $("status").textContent = text; }
+const editors = {};
+for (const source of SOURCES) {
+  editors[source] = new EditorView({
+    parent: $(source),
+    state: EditorState.create({
+      doc: "",
+      extensions: [
+        lineNumbers(), highlightActiveLineGutter(), highlightActiveLine(), drawSelection(), editHistory(),
+        bracketMatching(), highlightSelectionMatches(), badLines,
+        gutter({ class: "cm-error-gutter", markers: (v) => v.state.field(badLines).marks }),
+        keymap.of([...defaultKeymap, ...historyKeymap, ...searchKeymap, indentWithTab]),
+        penroseLanguage(source),
+        EditorView.contentAttributes.of({ "aria-label": `${source} program` }),
+        EditorView.updateListener.of((u) => { if (u.docChanged && !loading) edited(); }),
+      ],
+    }),
+  });
+}
+let loading = false;
+const text = (source) => editors[source].state.doc.toString();
 
-function clearErrors() {
-  badLines = { domain: new Set(), substance: new Set(), style: new Set() };
-  $("errors").hidden = true;
-  $("errors").replaceChildren();
-  SOURCES.forEach(drawGutter);
+function setText(source, value) {
+  const view = editors[source];
+  view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: value } });
 }
 
 function goTo(source, line, column) {
-  const area = editor(source);
-  const lines = area.value.split("\n");
-  let offset = 0;
-  for (let i = 0; i < Math.min(line - 1, lines.length); i++) offset += lines[i].length + 1;
-  offset += Math.max(0, column - 1);
-  area.focus();
-  area.setSelectionRange(offset, offset);
+  const view = editors[source];
+  const doc = view.state.doc;
+  const l = doc.line(Math.min(Math.max(line, 1), doc.lines));
+  const pos = Math.min(l.from + Math.max(column - 1, 0), l.to);
+  view.dispatch({ selection: { anchor: pos }, scrollIntoView: true });
+  view.focus();
+}
+
+// -- status, staleness, errors --------------------------------------------------------------------
+
+function setStatus(message) { $("status").textContent = message; }
+function setLive(message) { $("live-text").textContent = message; }
+
+function markStale(reason) {
+  if (!state.svg) return;
+  $("diagram").classList.add("stale");
+  $("stale").textContent = `out of date: ${reason}`;
+  $("stale").hidden = false;
+}
+
+function markFresh() {
+  $("diagram").classList.remove("stale");
+  $("stale").hidden = true;
+}
+
+function clearErrors() {
+  $("errors").hidden = true;
+  $("errors").replaceChildren();
+  for (const s of SOURCES) editors[s].dispatch({ effects: setBad.of([]) });
 }
 
 function showErrors(body) {
@@ -47,7 +115,6 @@ function showErrors(body) {
   const diagnostics = body.diagnostics || [];
   if (diagnostics.length === 0) box.append(body.message || "error");
   for (const d of diagnostics) {
-    badLines[d.source].add(d.line);
     const link = document.createElement("a");
     link.className = "diagnostic";
     link.textContent = `${d.source}:${d.line}:${d.column}: ${d.message}`;
@@ -57,84 +124,344 @@ function showErrors(body) {
     box.append(link, excerpt);
   }
   box.hidden = false;
-  SOURCES.forEach(drawGutter);
+  for (const s of SOURCES) {
+    const mine = diagnostics.filter((d) => d.source === s).map((d) => ({ line: d.line, message: d.message }));
+    editors[s].dispatch({ effects: setBad.of(mine) });
+  }
+  markStale("the last render failed");
 }
 
-function showTimings(report) {
+function showReport(report) {
   const body = $("timings").querySelector("tbody");
   body.replaceChildren();
+  const num = (v) => (v === null || v === undefined ? "–" : Number(v).toPrecision(4));
   const rows = [
-    ["status", report.status],
-    ["energy", report.energy === null ? "–" : report.energy.toPrecision(4)],
+    ["status", report.status], ["energy", num(report.energy)], ["largest violation", num(report.maxConstrViolation)],
     ["iterations", report.iterations],
-    ...Object.entries(report.timings).map(([k, v]) => [`${k} (ms)`, v.toFixed(1)]),
-    ["cached", report.resultCached ? "whole result" : report.cacheHit ? "compiled energy" : "no"],
+    ...Object.entries(report.timings || {}).map(([k, v]) => [`${k} (ms)`, num(v)]),
+    ["compiled energy cached", report.cacheHit ? "yes" : "no"],
   ];
-  if (report.warnings.length) rows.push(["warnings", report.warnings.join("\n")]);
+  if (report.warnings && report.warnings.length) rows.push(["warnings", report.warnings.join("\n")]);
   for (const [k, v] of rows) {
     const tr = document.createElement("tr");
-    const a = document.createElement("td");
-    const b = document.createElement("td");
-    a.textContent = k;
-    b.textContent = String(v);
-    tr.append(a, b);
+    for (const cell of [k, String(v)]) { const td = document.createElement("td"); td.textContent = cell; tr.append(td); }
     body.append(tr);
   }
-  $("timings").hidden = false;
 }
 
-function showSvg(svg) {
-  // An <img> shows the SVG without running anything it might contain.
-  if (currentSvgUrl) URL.revokeObjectURL(currentSvgUrl);
-  currentSvgUrl = URL.createObjectURL(new Blob([svg], { type: "image/svg+xml" }));
-  const img = document.createElement("img");
-  img.alt = "rendered diagram";
-  img.src = currentSvgUrl;
-  $("diagram").replaceChildren(img);
+// -- the diagram: sanitized inline SVG, fit and zoom --------------------------------------------------
+
+function sanitize(svgText) {
+  const doc = new DOMParser().parseFromString(svgText, "image/svg+xml");
+  const root = doc.documentElement;
+  if (root.nodeName !== "svg") return null;
+  for (const bad of root.querySelectorAll("script, foreignObject")) bad.remove();
+  for (const el of [root, ...root.querySelectorAll("*")]) {
+    for (const attr of [...el.attributes]) {
+      const name = attr.name.toLowerCase();
+      if (name.startsWith("on")) el.removeAttribute(attr.name);
+      else if (name === "href" || name === "xlink:href") {
+        const resolved = resolveImage(attr.value);
+        if (resolved) el.setAttribute(attr.name, resolved);
+        else if (!/^(#|data:image\/|https?:)/i.test(attr.value)) el.removeAttribute(attr.name);
+      }
+    }
+  }
+  return document.importNode(root, true);
+}
+
+function resolveImage(href) {
+  if (/^(#|data:|https?:)/i.test(href)) return null;
+  const clean = normalize(href);
+  return state.images.get(clean) || state.images.get(clean.split("/").pop()) || null;
+}
+
+function canvasSize(svg) {
+  const box = (svg.getAttribute("viewBox") || "").split(/[\s,]+/).map(Number);
+  if (box.length === 4 && box[2] > 0 && box[3] > 0) return [box[2], box[3]];
+  return [Number(svg.getAttribute("width")) || 400, Number(svg.getAttribute("height")) || 400];
+}
+
+function applyZoom() {
+  const svg = $("diagram").querySelector("svg");
+  if (!svg) return;
+  const [w, h] = canvasSize(svg);
+  const pane = $("diagram");
+  let scale = state.zoom;
+  if (scale === "fit") scale = Math.min((pane.clientWidth - 4) / w, (pane.clientHeight - 4) / h);
+  svg.setAttribute("width", String(Math.max(1, w * scale)));
+  svg.setAttribute("height", String(Math.max(1, h * scale)));
+}
+
+function showSvg(svgText) {
+  const svg = sanitize(svgText);
+  if (!svg) return;
+  state.svg = svgText;
+  $("diagram").replaceChildren(svg);
+  for (const title of svg.querySelectorAll("title")) {
+    if (state.draggable.has(title.textContent)) title.parentElement.classList.add("draggable");
+  }
+  applyZoom();
+}
+
+for (const button of document.querySelectorAll("#zoom button")) {
+  button.addEventListener("click", () => {
+    const z = button.dataset.zoom;
+    const current = currentScale();
+    state.zoom = z === "fit" ? "fit" : z === "in" ? current * 1.25 : z === "out" ? current / 1.25 : 1;
+    applyZoom();
+  });
+}
+function currentScale() {
+  const svg = $("diagram").querySelector("svg");
+  return svg ? Number(svg.getAttribute("width")) / canvasSize(svg)[0] : 1;
+}
+new ResizeObserver(() => { if (state.zoom === "fit") applyZoom(); }).observe($("diagram"));
+
+// -- live layout ------------------------------------------------------------------------------------
+
+function trioRequest() {
+  return { domain: text("domain"), substance: text("substance"), style: text("style"), variation: $("variation").value };
+}
+
+function setRunning(running) {
+  $("pause").disabled = !running;
+  $("step").disabled = !running;
+  $("cancel").disabled = !running;
+  $("pause").textContent = "Pause";
+}
+
+async function control(action, extra = {}) {
+  const session = state.session;
+  if (!session || !session.id) return false;
+  const response = await fetch(`/live/${session.id}`, {
+    method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ action, ...extra }),
+  });
+  return response.ok;
+}
+
+function stopSession() {
+  if (state.session) state.session.abort.abort();
+  state.session = null;
+  state.draggable = new Set();
+  setRunning(false);
+}
+
+function liveLine(d, label) {
+  const num = (v) => (v === null || v === undefined ? "–" : Number(v).toPrecision(4));
+  const stage = d.stage ? ` stage ${d.stage},` : "";
+  const start = d.start ? ` start ${d.start + 1},` : "";
+  return `${label}:${start}${stage} round ${d.round}, ${d.iterations} iterations, energy ${num(d.energy)},` +
+    ` largest violation ${num(d.maxViolation)}, ${(d.elapsedMs / 1000).toFixed(2)} s`;
 }
 
 async function render() {
+  stopSession();
   clearErrors();
-  setStatus("rendering…");
-  $("render").disabled = true;
-  const request = {
-    domain: editor("domain").value,
-    substance: editor("substance").value,
-    style: editor("style").value,
-    variation: $("variation").value,
-  };
-  const t0 = performance.now();
+  save();
+  setStatus("laying out…");
+  const abort = new AbortController();
+  const session = { id: null, abort };
+  state.session = session;
+  metrics.renderStarted = performance.now();
+  metrics.firstFrameMs = null;
+  metrics.frames = 0;
+  let response;
   try {
-    const response = await fetch("/diagrams", {
-      method: "POST",
-      headers: { "content-type": "application/json", accept: "application/json" },
-      body: JSON.stringify(request),
+    response = await fetch("/live?interactive=true", {
+      method: "POST", signal: abort.signal,
+      headers: { "content-type": "application/json", accept: "text/event-stream" },
+      body: JSON.stringify(trioRequest()),
     });
-    const body = await response.json();
-    const seconds = ((performance.now() - t0) / 1000).toFixed(2);
-    if (response.ok) {
-      showSvg(body.svg);
-      showTimings(body);
-      setStatus(`rendered in ${seconds} s`);
-    } else {
-      showErrors(body);
-      setStatus(`error ${response.status} (${body.error})`);
+  } catch (err) {
+    if (state.session === session) { showErrors({ message: `request failed: ${err}` }); setStatus("request failed"); }
+    return;
+  }
+  if (!response.ok) {
+    const body = await response.json().catch(() => ({ message: `HTTP ${response.status}` }));
+    if (state.session !== session) return;
+    state.session = null;
+    if (response.status === 429) return renderOnce(body.message);
+    showErrors(body);
+    setStatus(`error ${response.status} (${body.error})`);
+    return;
+  }
+  setRunning(true);
+  try {
+    for await (const [event, data] of serverEvents(response.body)) {
+      if (state.session !== session) return;
+      onEvent(session, event, data);
     }
   } catch (err) {
-    showErrors({ message: `request failed: ${err}` });
-    setStatus("request failed");
-  } finally {
-    $("render").disabled = false;
+    if (err.name !== "AbortError" && state.session === session) setStatus(`stream broken: ${err}`);
+  }
+  if (state.session === session) { state.session = null; state.draggable = new Set(); setRunning(false); }
+}
+
+async function* serverEvents(stream) {
+  const reader = stream.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buffer += value;
+    let cut;
+    while ((cut = buffer.indexOf("\n\n")) >= 0) {
+      const block = buffer.slice(0, cut);
+      buffer = buffer.slice(cut + 2);
+      let event = "message";
+      let data = "";
+      for (const line of block.split("\n")) {
+        if (line.startsWith("event: ")) event = line.slice(7);
+        else if (line.startsWith("data: ")) data += line.slice(6);
+      }
+      yield [event, data ? JSON.parse(data) : {}];
+    }
   }
 }
 
-function loadTrio(trio) {
-  for (const s of SOURCES) {
-    const text = Array.isArray(trio[s]) ? trio[s].join("\n") : trio[s];
-    editor(s).value = text || "";
+function onEvent(session, event, data) {
+  if (event === "session") session.id = data.id;
+  else if (event === "frame") {
+    showSvg(data.svg);
+    metrics.frames += 1;
+    if (metrics.dragSentAt !== null) { metrics.dragFrameMs.push(performance.now() - metrics.dragSentAt); metrics.dragSentAt = null; }
+    if (metrics.firstFrameMs === null) metrics.firstFrameMs = performance.now() - metrics.renderStarted;
+    if (!state.dragging) markFresh();
+    setLive(liveLine(data, state.dragging || session.dragged ? "re-optimizing after the drag" : "optimizing"));
+  } else if (event === "done") {
+    state.draggable = new Set(data.draggable || []);
+    showSvg(data.svg);
+    markFresh();
+    showReport(data);
+    const total = ((performance.now() - metrics.renderStarted) / 1000).toFixed(2);
+    setLive(liveLine({ ...data, round: data.epRounds, maxViolation: data.maxConstrViolation,
+      elapsedMs: data.timings.total }, `done (${data.status})`));
+    setStatus(`rendered in ${total} s; first frame after ${Math.round(metrics.firstFrameMs ?? 0)} ms` +
+      (state.draggable.size ? "; drag a shape to re-optimize" : ""));
+    $("pause").disabled = true;
+    $("step").disabled = true;
+    $("cancel").disabled = true;
+  } else if (event === "settled") {
+    metrics.settledSeq = data.seq;
+    if (data.seq === metrics.dragSeq) { // not when a newer drag is on its way
+      setLive(`settled after the drag: energy ${Number(data.energy).toPrecision(4)}, ${data.nViolated} violated`);
+    }
+  } else if (event === "paused") {
+    $("pause").textContent = "Resume";
+    setLive(liveLine(data, "paused"));
+  } else if (event === "resumed") $("pause").textContent = "Pause";
+  else if (event === "warning") setStatus(data.message);
+  else if (event === "error") {
+    showErrors(data);
+    setStatus(data.kind === "diagram" ? "error in the trio" : `layout failed (${data.status || data.kind})`);
+  } else if (event === "end") {
+    if (data.reason === "cancel") { markStale("cancelled"); setStatus("cancelled"); }
+    else if (data.reason === "idle") setStatus("live session ended after idling; Render to drag again");
+    setRunning(false);
   }
+}
+
+// When every live session is busy, the plain endpoint still renders (without frames).
+async function renderOnce(reason) {
+  setStatus(`${reason} — rendering without live frames…`);
+  const response = await fetch("/diagrams", {
+    method: "POST", headers: { "content-type": "application/json", accept: "application/json" },
+    body: JSON.stringify(trioRequest()),
+  });
+  const body = await response.json();
+  if (!response.ok) { showErrors(body); setStatus(`error ${response.status} (${body.error})`); return; }
+  showSvg(body.svg); markFresh(); showReport(body);
+  setStatus(`rendered in ${((performance.now() - metrics.renderStarted) / 1000).toFixed(2)} s` +
+    " (no live session was free: no frames, no dragging)");
+}
+
+$("render").addEventListener("click", render);
+$("pause").addEventListener("click", () => {
+  if ($("pause").textContent === "Pause") control("pause");
+  else { control("resume"); $("pause").textContent = "Pause"; }
+});
+$("step").addEventListener("click", () => { control("step"); $("pause").textContent = "Resume"; });
+$("cancel").addEventListener("click", () => control("cancel"));
+$("resample").addEventListener("click", () => {
+  const words = ["Amber", "Birch", "Cedar", "Dune", "Ember", "Fjord", "Grove", "Harbor", "Iris", "Juniper"];
+  const pick = () => words[Math.floor(Math.random() * words.length)];
+  $("variation").value = `${pick()}${pick()}${Math.floor(Math.random() * 100000)}`;
+  render();
+});
+document.addEventListener("keydown", (event) => {
+  if ((event.ctrlKey || event.metaKey) && event.key === "Enter") { event.preventDefault(); render(); }
+});
+
+// -- dragging: the server pins the shape and re-optimizes the rest ---------------------------------
+
+function svgPoint(svg, event) {
+  const p = svg.createSVGPoint();
+  p.x = event.clientX; p.y = event.clientY;
+  return p.matrixTransform(svg.getScreenCTM().inverse());
+}
+
+$("diagram").addEventListener("pointerdown", (event) => {
+  const target = event.target.closest(".draggable");
+  const svg = $("diagram").querySelector("svg");
+  if (!target || !svg || !state.session || !state.session.id) return;
+  event.preventDefault();
+  const shape = target.querySelector(":scope > title").textContent;
+  const start = svgPoint(svg, event);
+  const drag = { shape, start, sent: null, latest: null, inFlight: false, begin: true, released: false };
+  state.dragging = drag;
+  state.session.dragged = true;
+  target.classList.add("dragging");
+  // the page has sent everything the pointer did once it is released and nothing is left to send
+  const settle = () => { metrics.dragBusy = !(drag.released && !drag.inFlight && drag.latest === drag.sent); };
+  metrics.dragBusy = true;
+  const send = async () => {
+    settle();
+    if (drag.inFlight || !drag.latest || drag.latest === drag.sent) return;
+    drag.inFlight = true;
+    const offset = drag.latest;
+    drag.sent = offset;
+    if (metrics.dragSentAt === null) metrics.dragSentAt = performance.now();
+    metrics.dragSeq += 1;
+    metrics.lastDrag = { ...offset, seq: metrics.dragSeq };
+    await control("drag", { shape, dx: offset.dx, dy: offset.dy, begin: drag.begin, seq: metrics.dragSeq });
+    drag.begin = false;
+    drag.inFlight = false;
+    send();
+  };
+  const move = (e) => {
+    const svgNow = $("diagram").querySelector("svg");
+    const p = svgPoint(svgNow, e);
+    // canvas units with y up, as Penrose's shapes are placed
+    drag.latest = { dx: p.x - start.x, dy: -(p.y - start.y) };
+    const el = [...svgNow.querySelectorAll("title")].find((t) => t.textContent === shape);
+    if (el && svgNow !== svg) el.parentElement.classList.add("dragging");
+    send();
+  };
+  const up = () => {
+    window.removeEventListener("pointermove", move);
+    window.removeEventListener("pointerup", up);
+    state.dragging = null;
+    drag.released = true;
+    settle();
+  };
+  window.addEventListener("pointermove", move);
+  window.addEventListener("pointerup", up);
+});
+
+// -- the trio: gallery, files, folders, drag-and-drop ------------------------------------------------
+
+function loadTrio(trio, { name = "diagram", images = new Map() } = {}) {
+  stopSession();
+  loading = true;
+  for (const s of SOURCES) setText(s, Array.isArray(trio[s]) ? trio[s].join("\n") : trio[s] || "");
+  loading = false;
   $("variation").value = trio.variation || "";
+  state.name = name;
+  state.images = images;
   clearErrors();
+  save();
+  markStale("a new trio was loaded");
 }
 
 async function loadExamples() {
@@ -145,45 +472,281 @@ async function loadExamples() {
     option.textContent = ex.title;
     $("example").append(option);
   }
+  return list;
 }
 
-$("example").addEventListener("change", async (event) => {
-  const name = event.target.value;
-  if (!name) return;
+async function loadExample(name) {
   const response = await fetch(`/examples/${encodeURIComponent(name)}`);
-  if (response.ok) {
-    loadTrio(await response.json());
-    setStatus(`loaded example ${name}`);
-  }
-});
-
-$("paste").addEventListener("click", () => {
-  $("paste-error").textContent = "";
-  $("paste-dialog").showModal();
-});
-
-$("paste-ok").addEventListener("click", (event) => {
-  try {
-    const trio = JSON.parse($("paste-text").value);
-    if (typeof trio !== "object" || trio === null) throw new Error("expected a JSON object");
-    loadTrio(trio);
-  } catch (err) {
-    event.preventDefault();
-    $("paste-error").textContent = String(err);
-  }
-});
-
-$("render").addEventListener("click", render);
-document.addEventListener("keydown", (event) => {
-  if ((event.ctrlKey || event.metaKey) && event.key === "Enter") {
-    event.preventDefault();
-    render();
-  }
-});
-
-for (const s of SOURCES) {
-  editor(s).addEventListener("input", () => drawGutter(s));
-  editor(s).addEventListener("scroll", () => { gutterOf(s).scrollTop = editor(s).scrollTop; });
-  drawGutter(s);
+  if (!response.ok) return;
+  loadTrio(await response.json(), { name });
+  setStatus(`loaded example ${name}`);
+  render();
 }
-loadExamples().catch((err) => setStatus(`could not list examples: ${err}`));
+
+$("example").addEventListener("change", (event) => { if (event.target.value) loadExample(event.target.value); });
+
+function normalize(path) {
+  const out = [];
+  for (const part of path.replace(/\\/g, "/").split("/")) {
+    if (part === "" || part === ".") continue;
+    if (part === "..") out.pop(); else out.push(part);
+  }
+  return out.join("/");
+}
+const dirOf = (path) => path.split("/").slice(0, -1).join("/");
+const isImage = (path) => /\.(svg|png|jpe?g|gif|webp)$/i.test(path);
+const readText = (file) => file.text();
+const readDataUrl = (file) => new Promise((resolve, reject) => {
+  const reader = new FileReader();
+  reader.onload = () => resolve(reader.result);
+  reader.onerror = () => reject(reader.error);
+  reader.readAsDataURL(file);
+});
+
+// files: Map(path -> File). Opens its trio (the one chosen when there are several), or else the
+// .domain/.substance/.style files it holds.
+async function openFiles(files) {
+  const trios = [...files.keys()].filter((p) => p.endsWith(".trio.json")).sort();
+  state.folder = { files, trios };
+  $("trio-choice").hidden = trios.length < 2;
+  $("trio-select").replaceChildren(...trios.map((p) => new Option(p, p)));
+  if (trios.length) return openTrioFile(trios[0]);
+  const bySuffix = (suffix) => [...files.keys()].filter((p) => p.endsWith(suffix)).sort();
+  const trio = {};
+  for (const s of SOURCES) trio[s] = (await Promise.all(bySuffix(`.${s}`).map((p) => readText(files.get(p))))).join("\n");
+  if (!SOURCES.some((s) => trio[s])) { setStatus("no .trio.json, .domain, .substance or .style file among them"); return; }
+  const images = new Map();
+  for (const p of [...files.keys()].filter(isImage)) images.set(p.split("/").pop(), await readDataUrl(files.get(p)));
+  const name = (bySuffix(".substance")[0] || "diagram").split("/").pop().replace(/\.substance$/, "");
+  loadTrio({ ...trio, variation: $("variation").value }, { name, images });
+  setStatus(`opened ${files.size} files`);
+  render();
+}
+
+async function openTrioFile(path) {
+  const { files } = state.folder;
+  const base = dirOf(path);
+  let spec;
+  try { spec = JSON.parse(await readText(files.get(path))); } catch (err) {
+    setStatus(`${path}: not JSON (${err.message})`); return;
+  }
+  const trio = { variation: spec.variation || "" };
+  for (const s of SOURCES) {
+    const refs = Array.isArray(spec[s]) ? spec[s] : [spec[s]];
+    const parts = [];
+    for (const ref of refs) {
+      const file = files.get(normalize(`${base}/${ref}`));
+      if (!file) { setStatus(`${path}: ${s} file ${ref} is not among the opened files (open the whole folder)`); return; }
+      parts.push(await readText(file));
+    }
+    trio[s] = parts.join("\n");
+  }
+  // Images resolve against the trio's folder and the folders of its Style files.
+  const images = new Map();
+  const roots = [base, ...(Array.isArray(spec.style) ? spec.style : [spec.style]).map((r) => dirOf(normalize(`${base}/${r}`)))];
+  for (const p of [...files.keys()].filter(isImage)) {
+    for (const root of roots) {
+      if (root === "" || p.startsWith(`${root}/`)) {
+        const rel = root === "" ? p : p.slice(root.length + 1);
+        if (!images.has(rel)) images.set(rel, await readDataUrl(files.get(p)));
+      }
+    }
+  }
+  loadTrio(trio, { name: path.split("/").pop().replace(/\.trio\.json$/, ""), images });
+  $("trio-select").value = path;
+  setStatus(`opened ${path}`);
+  render();
+}
+
+$("trio-select").addEventListener("change", (e) => openTrioFile(e.target.value));
+$("open-files").addEventListener("click", () => $("file-input").click());
+$("open-folder").addEventListener("click", () => $("folder-input").click());
+for (const id of ["file-input", "folder-input"]) {
+  $(id).addEventListener("change", (event) => {
+    const files = new Map([...event.target.files].map((f) => [normalize(f.webkitRelativePath || f.name), f]));
+    event.target.value = "";
+    if (files.size) openFiles(files);
+  });
+}
+
+async function entriesOf(entry, prefix, out) {
+  if (entry.isFile) {
+    out.set(normalize(`${prefix}/${entry.name}`), await new Promise((res, rej) => entry.file(res, rej)));
+  } else if (entry.isDirectory) {
+    const reader = entry.createReader();
+    for (;;) {
+      const batch = await new Promise((res, rej) => reader.readEntries(res, rej));
+      if (!batch.length) break;
+      for (const child of batch) await entriesOf(child, `${prefix}/${entry.name}`, out);
+    }
+  }
+}
+
+document.addEventListener("dragover", (e) => { if (e.dataTransfer.types.includes("Files")) { e.preventDefault(); $("drop-hint").hidden = false; } });
+document.addEventListener("dragleave", (e) => { if (!e.relatedTarget) $("drop-hint").hidden = true; });
+document.addEventListener("drop", async (e) => {
+  if (!e.dataTransfer.types.includes("Files")) return;
+  e.preventDefault();
+  $("drop-hint").hidden = true;
+  const files = new Map();
+  const entries = [...e.dataTransfer.items].map((i) => i.webkitGetAsEntry && i.webkitGetAsEntry()).filter(Boolean);
+  if (entries.length) for (const entry of entries) await entriesOf(entry, "", files);
+  else for (const f of e.dataTransfer.files) files.set(f.name, f);
+  if (files.size) openFiles(files);
+});
+
+// -- persistence: localStorage and the shareable URL ---------------------------------------------------
+
+const unb64url = (s) => Uint8Array.from(atob(s.replace(/-/g, "+").replace(/_/g, "/")), (c) => c.charCodeAt(0));
+
+function encodeTrio(trio) {
+  const bytes = deflateSync(strToU8(JSON.stringify(trio)), { level: 9 });
+  let s = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) s += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(s).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+const decodeTrio = (s) => JSON.parse(strFromU8(inflateSync(unb64url(s))));
+
+let saveTimer = null;
+function save() {
+  clearTimeout(saveTimer);
+  const trio = { ...trioRequest(), name: state.name };
+  localStorage.setItem(STORAGE_KEY, JSON.stringify(trio));
+  history.replaceState(null, "", `#trio=${encodeTrio(trio)}`);
+}
+
+function edited() {
+  markStale("edited since it was rendered");
+  clearTimeout(saveTimer);
+  saveTimer = setTimeout(save, 300);
+}
+$("variation").addEventListener("input", edited);
+
+// -- export -------------------------------------------------------------------------------------------
+
+function download(blob, filename) {
+  const url = URL.createObjectURL(blob);
+  const a = document.createElement("a");
+  a.href = url; a.download = filename;
+  document.body.append(a); a.click(); a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}
+
+function exportedSvg() {
+  const svg = $("diagram").querySelector("svg");
+  if (!svg) return null;
+  const copy = svg.cloneNode(true); // with images inlined, at the canvas's own size
+  const [w, h] = canvasSize(svg);
+  copy.setAttribute("width", String(w)); copy.setAttribute("height", String(h));
+  copy.querySelectorAll(".draggable, .dragging").forEach((el) => el.classList.remove("draggable", "dragging"));
+  return new XMLSerializer().serializeToString(copy);
+}
+
+async function pngBlob(scale = 2) {
+  const svgText = exportedSvg();
+  const svg = $("diagram").querySelector("svg");
+  const [w, h] = canvasSize(svg);
+  const url = URL.createObjectURL(new Blob([svgText], { type: "image/svg+xml" }));
+  try {
+    const img = new Image();
+    img.src = url;
+    await img.decode();
+    const canvas = document.createElement("canvas");
+    canvas.width = Math.round(w * scale); canvas.height = Math.round(h * scale);
+    const ctx = canvas.getContext("2d");
+    ctx.fillStyle = "#fff"; ctx.fillRect(0, 0, canvas.width, canvas.height);
+    ctx.drawImage(img, 0, 0, canvas.width, canvas.height);
+    return await new Promise((resolve) => canvas.toBlob(resolve, "image/png"));
+  } finally { URL.revokeObjectURL(url); }
+}
+
+function trioZip() {
+  const n = state.name.replace(/[^\w.-]+/g, "_") || "diagram";
+  const spec = { substance: `./${n}.substance`, style: [`./${n}.style`], domain: `./${n}.domain`, variation: $("variation").value };
+  const files = {
+    [`${n}/${n}.trio.json`]: strToU8(JSON.stringify(spec, null, 2) + "\n"),
+    [`${n}/${n}.domain`]: strToU8(text("domain")),
+    [`${n}/${n}.substance`]: strToU8(text("substance")),
+    [`${n}/${n}.style`]: strToU8(text("style")),
+  };
+  for (const [path, dataUrl] of state.images) {
+    const bytes = Uint8Array.from(atob(dataUrl.split(",")[1] || ""), (c) => c.charCodeAt(0));
+    files[`${n}/${normalize(path)}`] = bytes;
+  }
+  return new Blob([zipSync(files)], { type: "application/zip" });
+}
+
+async function exportAs(kind) {
+  const needsDiagram = ["svg", "png", "pdf", "copy"].includes(kind);
+  if (needsDiagram && !state.svg) { setStatus("render the diagram first"); return; }
+  const n = state.name || "diagram";
+  if (kind === "svg") download(new Blob([exportedSvg()], { type: "image/svg+xml" }), `${n}.svg`);
+  else if (kind === "png") download(await pngBlob(), `${n}.png`);
+  else if (kind === "pdf") window.print();
+  else if (kind === "trio") download(trioZip(), `${n}.zip`);
+  else if (kind === "copy") { await navigator.clipboard.writeText(exportedSvg()); setStatus("SVG copied to the clipboard"); }
+  else if (kind === "link") { save(); await navigator.clipboard.writeText(location.href); setStatus("share link copied"); }
+}
+
+$("export").addEventListener("click", () => { $("export-menu").hidden = !$("export-menu").hidden; });
+for (const item of document.querySelectorAll("[data-export]")) {
+  item.addEventListener("click", () => {
+    $("export-menu").hidden = true;
+    exportAs(item.dataset.export).catch((err) => setStatus(`export failed: ${err}`));
+  });
+}
+document.addEventListener("click", (e) => { if (!e.target.closest(".menu")) $("export-menu").hidden = true; });
+
+// -- resizable panes ------------------------------------------------------------------------------------
+
+$("vsplit").addEventListener("pointerdown", (event) => {
+  event.preventDefault();
+  const main = $("main");
+  const move = (e) => {
+    const box = main.getBoundingClientRect();
+    const pct = Math.min(80, Math.max(20, ((e.clientX - box.left) / box.width) * 100));
+    main.style.setProperty("--left", `${pct}%`);
+  };
+  const up = () => { window.removeEventListener("pointermove", move); window.removeEventListener("pointerup", up); };
+  window.addEventListener("pointermove", move);
+  window.addEventListener("pointerup", up);
+});
+for (const split of document.querySelectorAll(".hsplit")) {
+  split.addEventListener("pointerdown", (event) => {
+    event.preventDefault();
+    const [a, b] = split.dataset.between.split(" ").map((s) => document.querySelector(`.editor[data-source='${s}']`));
+    const total = a.getBoundingClientRect().height + b.getBoundingClientRect().height;
+    const top = a.getBoundingClientRect().top;
+    const grows = a.style.flexGrow && b.style.flexGrow ? Number(a.style.flexGrow) + Number(b.style.flexGrow) : 2;
+    const move = (e) => {
+      const share = Math.min(0.9, Math.max(0.1, (e.clientY - top) / total));
+      a.style.flexGrow = String(share * grows); b.style.flexGrow = String((1 - share) * grows);
+    };
+    const up = () => { window.removeEventListener("pointermove", move); window.removeEventListener("pointerup", up); };
+    window.addEventListener("pointermove", move);
+    window.addEventListener("pointerup", up);
+  });
+}
+
+// -- start: the shared link, else the last edits, else the first example -----------------------------
+
+async function start() {
+  const examples = await loadExamples().catch((err) => { setStatus(`could not list examples: ${err}`); return []; });
+  const shared = location.hash.startsWith("#trio=") ? location.hash.slice(6) : null;
+  let trio = null;
+  if (shared) {
+    try { trio = decodeTrio(shared); } catch (err) { setStatus(`the link's trio could not be read: ${err.message}`); }
+  }
+  if (!trio) {
+    try { trio = JSON.parse(localStorage.getItem(STORAGE_KEY) || "null"); } catch { trio = null; }
+  }
+  if (trio && SOURCES.some((s) => trio[s])) {
+    loadTrio(trio, { name: trio.name || "diagram" });
+    setStatus(shared ? "opened the shared trio" : "restored your last edits");
+    render();
+  } else if (examples.length) {
+    $("example").value = examples[0].name;
+    loadExample(examples[0].name);
+  }
+}
+start();

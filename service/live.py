@@ -1,0 +1,288 @@
+"""Live layouts: the optimizer's progress as a stream of frames, with pause, step, cancel and drag.
+
+    POST /live[?interactive=true]
+                              a trio (the body of POST /diagrams) in; a text/event-stream out:
+                              session {id}, frame {svg, stage, round, start, iterations, energy,
+                              maxViolation, elapsedMs}..., then done {svg, report..., draggable} or
+                              error {kind, message, diagnostics}, then end {reason}; with
+                              interactive=true the stream stays open after done for drags
+                              (frame..., settled) until the client ends it or it idles
+    POST /live/{id}           a command for the session: {"action": "pause" | "step" | "resume" |
+                              "cancel" | "end"} or {"action": "drag", "shape", "dx", "dy", "begin"?, "seq"?}
+                              (the offset since the drag began, in canvas units, y up; "begin":
+                              true on a drag's first command); 204, or 404 for no such session
+
+Each session runs in a live worker process of its own (`service.live_session`), never in the event
+loop; at most `Settings.live_sessions` run at once (a further one gets 429), each layout or drag under
+the service's time limit, and a session left without a command for `Settings.live_idle` seconds
+(paused, or after its layout) ends. The workers start on the first session and stay, so the
+compiled energies they cache serve the next sessions. A worker that does not end its session within
+the kill grace of being told (stuck outside Wasm) is killed and replaced.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import multiprocessing
+import secrets
+import sys
+import threading
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
+from typing import Any, Literal
+
+from fastapi import APIRouter, Request
+from fastapi.responses import Response, StreamingResponse
+from pydantic import BaseModel, ConfigDict, Field
+
+from .pool import START_TIMEOUT, WorkerCrashed
+from .schemas import DiagramRequest
+from .settings import Settings
+
+log = logging.getLogger("service.live")
+BUSY_WAIT = 5.0  # seconds a new session waits for a busy one to end before the answer is 429
+
+
+def live_worker_main(conn: Connection, idle_limit: float) -> None:
+    """A live worker process: warm up, then run one session at a time until told to stop."""
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s live %(message)s")
+    from service.live_session import run_session
+    from service.pipeline import warm_up
+
+    warm_up()
+    conn.send_bytes(b'{"ready": true}')
+    while True:
+        try:
+            message = json.loads(conn.recv_bytes())
+        except (EOFError, OSError):
+            return
+        if message is None:
+            return
+        if "start" in message:  # anything else is a command that came after its session ended
+            run_session(conn, message["start"], idle_limit)
+
+
+@dataclass
+class LiveWorker:
+    process: multiprocessing.process.BaseProcess
+    conn: Connection
+
+
+def start_live_worker(idle_limit: float) -> LiveWorker:
+    ctx = multiprocessing.get_context("spawn")
+    parent, child = ctx.Pipe(duplex=True)
+    process = ctx.Process(target=live_worker_main, args=(child, idle_limit), name="penrose-live", daemon=True)
+    process.start()
+    child.close()
+    if not parent.poll(START_TIMEOUT) or not json.loads(parent.recv_bytes()).get("ready"):
+        process.kill()
+        raise WorkerCrashed(f"a live worker did not start within {START_TIMEOUT:.0f} s")
+    return LiveWorker(process, parent)
+
+
+@dataclass
+class LiveSession:
+    id: str
+    worker: LiveWorker
+    events: asyncio.Queue[dict[str, Any] | None] = field(default_factory=asyncio.Queue)
+    ended: bool = False
+
+
+class LiveCommand(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    action: Literal["pause", "step", "resume", "cancel", "end", "drag"]
+    shape: str | None = Field(None, max_length=10_000)
+    dx: float = Field(0.0, allow_inf_nan=False)
+    dy: float = Field(0.0, allow_inf_nan=False)
+    begin: bool = False  # the first command of a drag: its offsets count from the shape's position now
+    seq: int = 0  # the client's number for a drag command, echoed by the `settled` it leads to
+
+
+class LiveSessions:
+    """The live workers and the sessions running on them."""
+
+    def __init__(self, settings: Settings):
+        self.settings = settings
+        self.idle: list[LiveWorker] = []
+        self.count = 0  # workers started or starting
+        self.sessions: dict[str, LiveSession] = {}
+        self.lock = asyncio.Lock()
+        self.warming: asyncio.Task[None] | None = None
+
+    def prewarm(self) -> None:
+        """Start a worker in the background if none is up (the playground's page load calls it, so
+        the first live layout does not wait for a process to start)."""
+        if self.count == 0 and self.settings.live_sessions > 0:
+            self.count += 1
+
+            async def start() -> None:
+                try:
+                    worker = await asyncio.to_thread(start_live_worker, self.settings.live_idle)
+                except Exception as e:  # noqa: BLE001 - the next session starts one itself
+                    log.error("could not start a live worker: %s", e)
+                    self.count -= 1
+                    return
+                self.idle.append(worker)
+
+            self.warming = asyncio.get_running_loop().create_task(start())
+
+    async def open(self, job: dict[str, Any]) -> LiveSession | None:
+        """A session on an idle (or new) worker, or None when all `live_sessions` stay in use for
+        `BUSY_WAIT` seconds (a page that starts a new layout has just dropped its last session,
+        which takes a moment to end)."""
+        for _ in range(int(BUSY_WAIT / 0.05)):
+            if self.idle or self.count < self.settings.live_sessions:
+                break
+            await asyncio.sleep(0.05)
+        async with self.lock:
+            if self.warming is not None:
+                await self.warming
+                self.warming = None
+            worker = None
+            while self.idle and worker is None:
+                candidate = self.idle.pop()
+                if candidate.process.is_alive():
+                    worker = candidate
+                else:
+                    self.count -= 1
+            if worker is None:
+                if self.count >= self.settings.live_sessions:
+                    return None
+                self.count += 1
+                try:
+                    worker = await asyncio.to_thread(start_live_worker, self.settings.live_idle)
+                except Exception:
+                    self.count -= 1
+                    raise
+        session = LiveSession(secrets.token_urlsafe(12), worker)
+        self.sessions[session.id] = session
+        worker.conn.send_bytes(json.dumps({"start": job}).encode())
+        loop = asyncio.get_running_loop()
+        threading.Thread(target=self.pump, args=(session, loop), daemon=True, name="live-pump").start()
+        return session
+
+    def pump(self, session: LiveSession, loop: asyncio.AbstractEventLoop) -> None:
+        """Forward the worker's messages to the session's queue until its session ends (a thread)."""
+        conn = session.worker.conn
+        try:
+            while True:
+                message = json.loads(conn.recv_bytes())
+                loop.call_soon_threadsafe(session.events.put_nowait, message)
+                if message.get("event") == "end":
+                    break
+        except (EOFError, OSError):
+            code = session.worker.process.exitcode
+            crash = {"event": "error", "data": {"kind": "crash", "message": f"the live worker died ({code})"}}
+            loop.call_soon_threadsafe(session.events.put_nowait, crash)
+            session.worker.process.kill()
+            loop.call_soon_threadsafe(self.release, session, False)
+            return
+        loop.call_soon_threadsafe(self.release, session, True)
+
+    def release(self, session: LiveSession, alive: bool) -> None:
+        session.ended = True
+        session.events.put_nowait(None)
+        self.sessions.pop(session.id, None)
+        if alive and session.worker.process.is_alive():
+            self.idle.append(session.worker)
+        else:
+            self.count -= 1
+
+    def command(self, session_id: str, command: dict[str, Any]) -> bool:
+        session = self.sessions.get(session_id)
+        if session is None or session.ended:
+            return False
+        with contextlib.suppress(OSError):
+            session.worker.conn.send_bytes(json.dumps(command).encode())
+        return True
+
+    async def close_session(self, session: LiveSession) -> None:
+        """The client went away: end the session; kill its worker if it does not end in time."""
+        if session.ended:
+            return
+        self.command(session.id, {"action": "end"})
+        await asyncio.sleep(0)
+        deadline = self.settings.kill_grace + self.settings.time_limit
+        for _ in range(int(deadline * 10)):
+            if session.ended:
+                return
+            await asyncio.sleep(0.1)
+        log.error("live session %s did not end; killing its worker", session.id)
+        session.worker.process.kill()
+
+    def stop(self) -> None:
+        for worker in self.idle:
+            with contextlib.suppress(OSError):
+                worker.conn.send_bytes(b"null")
+            worker.process.join(2)
+            if worker.process.is_alive():
+                worker.process.kill()
+        for session in list(self.sessions.values()):
+            session.worker.process.kill()
+
+
+def sse(event: str, data: Any) -> bytes:
+    return f"event: {event}\ndata: {json.dumps(data)}\n\n".encode()
+
+
+def live_router(settings: Settings, error_response: Any) -> tuple[APIRouter, LiveSessions]:
+    """The /live endpoints (registered by service.app) and the sessions they run on."""
+    router = APIRouter()
+    live = LiveSessions(settings)
+
+    @router.post(
+        "/live",
+        responses={
+            200: {"content": {"text/event-stream": {}}, "description": "The session's events"},
+            429: {"description": "All live sessions are in use"},
+        },
+    )
+    async def open_live(body: DiagramRequest, request: Request, interactive: bool = False) -> Response:
+        job = {
+            "requestId": request.scope.get("state", {}).get("request_id", "-"),
+            "domain": body.domain,
+            "substance": body.substance,
+            "style": body.style_text(),
+            "variation": body.variation,
+            "excludeWarnings": body.excludeWarnings,
+            "starts": body.starts,
+            "startSeconds": body.startSeconds,
+            "timeLimit": settings.time_limit,
+            "goals": False,
+            "interactive": interactive,
+        }
+        session = await live.open(job)
+        if session is None:
+            return error_response(
+                request,
+                429,
+                "busy",
+                f"all {settings.live_sessions} live sessions are in use; retry, or use POST /diagrams",
+            )
+
+        async def events() -> AsyncIterator[bytes]:
+            try:
+                yield sse("session", {"id": session.id})
+                while True:
+                    message = await session.events.get()
+                    if message is None:
+                        return
+                    yield sse(message["event"], message["data"])
+            finally:
+                await live.close_session(session)
+
+        headers = {"cache-control": "no-store", "x-accel-buffering": "no"}
+        return StreamingResponse(events(), media_type="text/event-stream", headers=headers)
+
+    @router.post("/live/{session_id}", status_code=204, responses={404: {"description": "No such session"}})
+    async def control_live(session_id: str, body: LiveCommand, request: Request) -> Response:
+        if not live.command(session_id, body.model_dump(exclude_none=True)):
+            return error_response(request, 404, "not-found", f"no live session {session_id!r} (it ended)")
+        return Response(status_code=204)
+
+    return router, live
+
