@@ -37,7 +37,7 @@ from registry.runner import (
     run_dask,
     run_local,
 )
-from registry.trios import (
+from service.trios import (
     TrioError,
     TrioLoadFailure,
     TrioSpec,

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from registry.trios import TrioSpec
+from service.trios import TrioSpec
 
 Row = dict[str, Any]
 Task = Callable[[TrioSpec, float | None], Row]

@@ -1,6 +1,10 @@
 """The pipeline: a Penrose trio in, an SVG and a report out.
 
-    render_trio(domain, substance, style, variation) -> Rendering
+    render_trio(domain, substance, style, variation) -> Rendering   (style: a text, or a list joined)
+    render_file("x.trio.json", variation=None) -> Rendering            (local images inlined)
+    rendering.svg; rendering.to("png" | "pdf"); rendering.save("x.png"); rendering.report()
+
+A Rendering displays itself in Jupyter (SVG and PNG) and prints as one line.
 
 Phases: build the diagram (parse, check, match, evaluate the Style; energies.diagram_build), compile
 its energy (energies.compile), optimize (energies.optimize), compute the shapes' final properties,
@@ -16,6 +20,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -80,6 +85,35 @@ class Rendering:
     @property
     def warnings(self) -> list[str]:
         return self.diagram.warnings
+
+    def __repr__(self) -> str:
+        opt = self.optimization
+        canvas = "x".join(f"{v:g}" for v in self.diagram.canvas)
+        shapes, warnings, ms = len(self.diagram.shapes), len(self.warnings), self.timings.get("total", 0)
+        return (
+            f"<Rendering {canvas} canvas, {shapes} shapes, {opt.status}, energy {opt.energy:.4g}, "
+            f"{opt.n_violated} violated, {warnings} warnings, {ms:.0f} ms>"
+        )
+
+    def to(self, fmt: str, scale: float = 1.0) -> bytes:
+        """The picture as svg, png or pdf bytes (service.formats); `scale` sizes a PNG."""
+        from .formats import convert
+
+        return convert(self.svg, fmt, scale)
+
+    def save(self, path: str | Path, fmt: str | None = None, scale: float = 1.0) -> Path:
+        """Write the picture; the format is `fmt`, else the file's suffix (.svg, .png, .pdf)."""
+        from .formats import format_of
+
+        path = Path(path)
+        path.write_bytes(self.to(fmt or format_of(path), scale))
+        return path
+
+    def _repr_svg_(self) -> str:
+        return self.svg
+
+    def _repr_png_(self) -> bytes:
+        return self.to("png")
 
     def report(self, goals: bool = True) -> dict[str, Any]:
         """The layout's report; `goals=False` leaves out the list of every goal's value, which for
@@ -180,7 +214,7 @@ where u has math label {
 def render_trio(
     domain: str,
     substance: str,
-    style: str,
+    style: str | Sequence[str],
     variation: str = "",
     exclude_warnings: Sequence[str] = (),
     *,
@@ -192,8 +226,12 @@ def render_trio(
 ) -> Rendering:
     """Lay out and render a trio. `portfolio` sets the multi-start search (energies.portfolio); its
     default runs several starts within an evaluation budget, and `PortfolioSettings(starts=1)` is a
-    single run from the variation's initial state, as Penrose's."""
+    single run from the variation's initial state, as Penrose's. Several Style programs are joined
+    with a newline, as Penrose does; image hrefs stay as written unless `resolve_image` maps them."""
     from energies.diagram_build import build_diagram
+
+    if not isinstance(style, str):
+        style = "\n".join(style)
 
     # Style values can be expression chains thousands deep (iterated constructions, fractals); the
     # compiler walks them recursively, and Python 3.11 frames cost no C stack.
@@ -240,6 +278,24 @@ def render_trio(
         "total": (t3 - t0) * 1e3,
     }
     return Rendering(svg, diagram, result, timings, problem.cache_hit, found)
+
+
+def render_file(path: str | Path, *, variation: str | None = None, **options: Any) -> Rendering:
+    """Render a Penrose `.trio.json` (program paths relative to it, as in Penrose's registry); its
+    local images are inlined from the trio's folder and its Style files' folders. `options` are
+    render_trio's (time_limit, portfolio, ...). Raises service.trios.TrioError for an unreadable trio."""
+    from .trios import load_trio
+
+    trio = load_trio(path)
+    return render_trio(
+        trio.domain,
+        trio.substance,
+        trio.style,
+        trio.variation if variation is None else variation,
+        trio.exclude_warnings,
+        resolve_image=trio_image_resolver(trio.base_dir, *trio.style_dirs),
+        **options,
+    )
 
 
 # -- from evaluated properties to the renderer's values ------------------------------------------------
@@ -296,7 +352,6 @@ def trio_image_resolver(base_dir: Any, *style_dirs: Any) -> ImageResolver:
     only to a file inside that folder: no `..` escape, no absolute paths."""
     import base64
     import mimetypes
-    from pathlib import Path
 
     roots = list(dict.fromkeys(Path(d).resolve() for d in (base_dir, *style_dirs)))
 

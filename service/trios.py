@@ -4,7 +4,8 @@ A registry folder holds ``registry.json`` (key -> {name?, gallery?}) and, for ev
 file ``K.trio.json``: ``{substance, style, domain, variation, excludeWarnings?}``, where each
 program is a path relative to the trio file's folder and ``style`` may be a list of paths whose
 texts are joined with a newline (Penrose's convention). The pipeline, the service and the batch
-harness all take a :class:`TrioSpec`.
+harness all take a :class:`TrioSpec`; `load_trio(path)` reads one file, and `TrioSpec.place` turns a
+line of a joined program back into its file and line there.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import fnmatch
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,16 @@ class TrioSpec:
     exclude_warnings: tuple[str, ...]
     base_dir: Path  # the trio file's folder: Style resources (images) resolve against it
     style_dirs: tuple[Path, ...] = ()  # the folders of its Style files, where shared Styles keep images
+    # where each program came from: (source, path, first line of that file in the program text)
+    files: tuple[tuple[str, str, int], ...] = field(default=(), compare=False)
+
+    def place(self, source: str, line: int) -> tuple[str, int]:
+        """The file and its own line number for a line of a program (Styles are joined)."""
+        where, start = source, 1
+        for s, path, first in self.files:
+            if s == source and first <= line:
+                where, start = path, first
+        return where, line - start + 1
 
 
 def svg_name(key: str) -> str:
@@ -53,19 +64,53 @@ def _read_json(path: Path) -> Any:
         raise TrioError(f"{path}:{err.lineno}:{err.colno}: invalid JSON: {err.msg}") from None
 
 
+def read_program(path: Path, what: str) -> str:
+    """A program file's text; a `TrioError` naming the file and `what` it was to be otherwise."""
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except OSError as err:
+        raise TrioError(f"{what}: cannot read {path}: {err.strerror}") from None
+    except UnicodeDecodeError:
+        raise TrioError(f"{what}: {path} is not UTF-8 text") from None
+
+
 def _read_program(trio_file: Path, field: str, relative: Any) -> str:
     if not isinstance(relative, str):
         raise TrioError(f"{trio_file}: field {field!r} must be a path string, got {relative!r}")
-    path = trio_file.parent / relative
-    try:
-        return path.read_text(encoding="utf-8")
-    except OSError as err:
-        raise TrioError(f"{trio_file}: field {field!r}: cannot read {path}: {err.strerror}") from None
+    return read_program(trio_file.parent / relative, f"{trio_file}: field {field!r}")
 
 
-def load_trio(trio_file: Path, *, key: str, name: str | None = None) -> TrioSpec:
-    """Read one ``.trio.json`` and the programs it names."""
+def trio_from_files(
+    domain: Path, substance: Path, styles: Sequence[Path], variation: str = "", **fields: Any
+) -> TrioSpec:
+    """A trio from its program files; several Styles are joined with a newline, as Penrose does."""
+    if not styles:
+        raise TrioError("no Style file given")
+    texts, files, line = [], [], 1
+    for p in styles:
+        texts.append(read_program(p, "style"))
+        files.append(("style", str(p), line))
+        line += texts[-1].count("\n") + 1
+    paths = [Path(domain), Path(substance), *map(Path, styles)]
+    return TrioSpec(
+        key=fields.pop("key", Path(substance).stem),
+        name=fields.pop("name", None),
+        domain=read_program(paths[0], "domain"),
+        substance=read_program(paths[1], "substance"),
+        style="\n".join(texts),
+        variation=variation,
+        exclude_warnings=tuple(fields.pop("exclude_warnings", ())),
+        base_dir=fields.pop("base_dir", paths[2].resolve().parent),
+        style_dirs=tuple(dict.fromkeys(p.resolve().parent for p in paths[2:])),
+        files=(("domain", str(domain), 1), ("substance", str(substance), 1), *files),
+    )
+
+
+def load_trio(trio_file: Path | str, *, key: str | None = None, name: str | None = None) -> TrioSpec:
+    """Read one ``.trio.json`` and the programs it names (its key defaults to the file's name)."""
     trio_file = Path(trio_file)
+    if key is None:
+        key = trio_file.name.removesuffix(TRIO_SUFFIX).removesuffix(".json")
     data = _read_json(trio_file)
     if not isinstance(data, dict):
         raise TrioError(f"{trio_file}: expected a JSON object, got {type(data).__name__}")
@@ -75,23 +120,32 @@ def load_trio(trio_file: Path, *, key: str, name: str | None = None) -> TrioSpec
     styles = data["style"] if isinstance(data["style"], list) else [data["style"]]
     if not styles:
         raise TrioError(f"{trio_file}: field 'style' is an empty list")
-    style = "\n".join(_read_program(trio_file, f"style[{i}]", s) for i, s in enumerate(styles))
+    for i, s in enumerate(styles):
+        if not isinstance(s, str):
+            raise TrioError(f"{trio_file}: field 'style[{i}]' must be a path string, got {s!r}")
+    for f in ("domain", "substance"):
+        if not isinstance(data[f], str):
+            raise TrioError(f"{trio_file}: field {f!r} must be a path string, got {data[f]!r}")
     variation = data.get("variation", "")
     warnings = data.get("excludeWarnings", [])
     if not isinstance(variation, str):
         raise TrioError(f"{trio_file}: field 'variation' must be a string, got {variation!r}")
     if not (isinstance(warnings, list) and all(isinstance(w, str) for w in warnings)):
         raise TrioError(f"{trio_file}: field 'excludeWarnings' must be a list of strings, got {warnings!r}")
-    return TrioSpec(
+    base = trio_file.parent
+    named = [("domain", data["domain"]), ("substance", data["substance"])]
+    for field_name, relative in [*named, *((f"style[{i}]", s) for i, s in enumerate(styles))]:
+        if not (base / relative).is_file():
+            _read_program(trio_file, field_name, relative)  # raises, naming the field and the file
+    return trio_from_files(
+        base / data["domain"],
+        base / data["substance"],
+        [base / s for s in styles],
+        variation,
         key=key,
         name=name,
-        domain=_read_program(trio_file, "domain", data["domain"]),
-        substance=_read_program(trio_file, "substance", data["substance"]),
-        style=style,
-        variation=variation,
-        exclude_warnings=tuple(warnings),
-        base_dir=trio_file.parent.resolve(),
-        style_dirs=tuple(dict.fromkeys((trio_file.parent / s).resolve().parent for s in styles)),
+        exclude_warnings=warnings,
+        base_dir=base.resolve(),
     )
 
 
