@@ -1,6 +1,8 @@
 """The HTTP service: ``create_app(settings)`` builds the FastAPI application.
 
-    POST /diagrams        a trio in; the SVG (default) or, with Accept: application/json, a report
+    POST /diagrams        a trio in; the SVG (default), PNG or PDF by Accept, or with
+                          Accept: application/json a report
+    GET  /diagrams/{svg|png|pdf}/{encoded}   the trio in the URL (service.diagram_url), for embedding
     GET  /healthz         the process is alive
     GET  /readyz          layout workers are up
     GET  /metrics         Prometheus text
@@ -8,26 +10,34 @@
     GET  /                the playground (static page)
 
 Error answers are JSON (`ErrorResponse`): 422 for user mistakes with their place in the trio,
-413 for oversize bodies, 504 when a layout exceeds its time limit, 503 when a worker crashed.
-A 500 means a bug of ours, never a verdict on the input.
+413 for oversize bodies, 504 when a layout exceeds its time limit, 503 when a worker crashed,
+400 for a URL whose trio cannot be decoded, 414 for one over MAX_ENCODED_CHARS.
+A 500 means a bug of ours, never a verdict on the input. A picture carries a strong ETag (a hash
+of its bytes; If-None-Match answers 304) and Cache-Control: a GET URL names its picture for
+good (the layout is deterministic), so it may be cached for a year; errors are never stored.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from fastapi import FastAPI, Request
+from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from .diagram_url import MAX_ENCODED_CHARS, UrlError, decode_trio
 from .examples import examples
+from .formats import MEDIA_TYPES, FormatError, convert
 from .http_middleware import BodyLimit, RequestContext
 from .metrics import Metrics
 from .pool import LayoutPool, WorkerCrashed, WorkerStuck
@@ -47,12 +57,16 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
 }
 
 
-def wants_json(accept: str | None) -> bool:
-    """True when the client prefers application/json over image/svg+xml (q-values respected)."""
-    if not accept:
-        return False
+IMMUTABLE = "public, max-age=31536000, immutable"  # a GET URL's picture never changes
+REVALIDATE = "no-cache"  # a POST answer: store, but ask again (its ETag makes that a 304)
+ANSWERS = {"application/json": "json", "image/png": "png", "application/pdf": "pdf", SVG: "svg"}
+
+
+def negotiate(accept: str | None) -> str:
+    """The answer a client prefers: json, png, pdf or svg (q-values respected; the SVG answers
+    wildcards and ties with wildcards, and is the default)."""
     quality: dict[str, float] = {}
-    for part in accept.split(","):
+    for part in (accept or "").split(","):
         media, *params = (p.strip() for p in part.split(";"))
         q = 1.0
         for p in params:
@@ -62,15 +76,16 @@ def wants_json(accept: str | None) -> bool:
                 except ValueError:
                     q = 0.0
         quality[media.lower()] = q
-    json_q = quality.get("application/json", 0.0)
-    svg_q = max(quality.get(SVG, 0.0), quality.get("image/*", 0.0), quality.get("*/*", 0.0))
-    return json_q > 0 and json_q >= svg_q
+    quality[SVG] = max(quality.get(SVG, 0.0), quality.get("image/*", 0.0), quality.get("*/*", 0.0))
+    best = max(ANSWERS, key=lambda m: quality.get(m, 0.0))  # dicts keep order: json wins ties
+    return ANSWERS[best] if quality.get(best, 0.0) > 0 else "svg"
 
 
 def error_response(request: Request, code: int, error: str, message: str, **extra: Any) -> JSONResponse:
     request_id = request.scope.get("state", {}).get("request_id", "-")
     body = ErrorResponse(error=error, message=message, requestId=request_id, **extra)
-    return JSONResponse(body.model_dump(exclude_none=True), status_code=code)
+    headers = {"cache-control": "no-store"}  # a failed layout may succeed on a retry
+    return JSONResponse(body.model_dump(exclude_none=True), status_code=code, headers=headers)
 
 
 def route_label(scope: dict[str, Any]) -> str:
@@ -145,7 +160,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         style = body.style_text()
         trio = (body.domain, body.substance, style, body.variation, body.excludeWarnings)
         key = request_key(*trio, body.starts, body.startSeconds)
-        want_json = wants_json(request.headers.get("accept"))
+        answer = request.scope.get("state", {}).get("answer") or negotiate(request.headers.get("accept"))
+        want_json = answer == "json"
         outcome = cache.get(key)
         if outcome is not None and want_json and outcome["ok"] and "goals" not in outcome["report"]:
             outcome = None  # laid out for an SVG answer, without the goal list: again, from warm caches
@@ -186,7 +202,48 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         if want_json:
             return JSONResponse({"svg": outcome["svg"], **report, "resultCached": cached})
         timing = ", ".join(f"{k};dur={v:.1f}" for k, v in report["timings"].items() if v is not None)
-        return Response(outcome["svg"], media_type=SVG, headers={"server-timing": timing})
+        cache_control = IMMUTABLE if request.method == "GET" else REVALIDATE
+        try:
+            picture = await run_in_threadpool(convert, outcome["svg"], answer)
+        except FormatError as e:
+            return error_response(request, 422, "render", str(e))
+        headers = {
+            "etag": f'"{hashlib.sha256(picture).hexdigest()[:40]}"',
+            "cache-control": cache_control,
+            "server-timing": timing,
+        }
+        if headers["etag"] in (t.strip() for t in request.headers.get("if-none-match", "").split(",")):
+            return Response(status_code=304, headers=headers)
+        return Response(picture, media_type=MEDIA_TYPES[answer], headers=headers)
+
+    @app.get(
+        "/diagrams/{fmt}/{encoded}",
+        responses={
+            200: {"content": {m: {} for m in MEDIA_TYPES.values()}, "description": "The picture"},
+            304: {"description": "Not modified (If-None-Match holds the picture's ETag)"},
+            400: {"model": ErrorResponse, "description": "The URL's trio cannot be decoded"},
+            414: {"model": ErrorResponse, "description": "The encoded trio is too long"},
+            **ERROR_RESPONSES,
+        },
+    )
+    async def get_diagram(fmt: Literal["svg", "png", "pdf"], encoded: str, request: Request) -> Response:
+        """The trio as JSON, zlib-deflated and base64url-encoded, as Kroki encodes its diagrams
+        (`penrose-py url TRIO` prints one)."""
+        if len(encoded) > MAX_ENCODED_CHARS:
+            message = (
+                f"the encoded diagram has {len(encoded)} characters; at most {MAX_ENCODED_CHARS} fit in a URL"
+            )
+            return error_response(request, 414, "uri-too-long", message + " (POST /diagrams takes any size)")
+        try:
+            fields = decode_trio(encoded, settings.max_body_bytes)
+        except UrlError as e:
+            return error_response(request, 400, "bad-url", str(e))
+        try:
+            body = DiagramRequest.model_validate(fields)
+        except ValidationError as e:
+            raise RequestValidationError(e.errors()) from None
+        request.scope.setdefault("state", {})["answer"] = fmt
+        return await render_diagram(body, request)
 
     def failure_response(request: Request, outcome: dict[str, Any]) -> JSONResponse:
         kind = outcome["kind"]

@@ -19,6 +19,8 @@ import json
 import zlib
 from typing import Any
 
+MAX_ENCODED_CHARS = 8000  # what browsers, proxies and Markdown renderers pass through in a URL
+
 
 class UrlError(ValueError):
     """An encoded trio that cannot be read; the message says which step failed."""

@@ -70,7 +70,7 @@ def to_png(svg: str, scale: float = 1.0) -> bytes:
 
 
 def to_pdf(svg: str) -> bytes:
-    """A one-page vector PDF, 0.75 pt per SVG px (CSS's 96 px per inch)."""
+    """A one-page vector PDF, one point per SVG px (svg2pdf's scale)."""
     import svg2pdf_py
 
     try:

@@ -9,21 +9,25 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from energies.lang.errors import DiagramError, DiagramErrors
-from service.app import wants_json
+from service.app import negotiate
 from service.examples import example
 from service.layout_job import diagnostics_of, finite_or_none, run_layout
 from service.result_cache import ResultCache, request_key
 
 
-def test_wants_json_respects_media_types_and_quality():
-    assert wants_json("application/json")
-    assert not wants_json(None) and not wants_json("")
-    assert not wants_json("image/svg+xml")
-    assert not wants_json("*/*")  # the default answer is the SVG
-    assert wants_json("image/svg+xml;q=0.5, application/json")
-    assert not wants_json("application/json;q=0.2, image/svg+xml")
-    assert not wants_json("application/json;q=0")
-    assert wants_json("text/html, application/json, */*;q=0.8")
+def test_negotiate_respects_media_types_and_quality():
+    assert negotiate("application/json") == "json"
+    assert negotiate(None) == negotiate("") == "svg"
+    assert negotiate("image/svg+xml") == "svg"
+    assert negotiate("*/*") == negotiate("image/*") == negotiate("text/html") == "svg"  # the default
+    assert negotiate("image/svg+xml;q=0.5, application/json") == "json"
+    assert negotiate("application/json;q=0.2, image/svg+xml") == "svg"
+    assert negotiate("application/json;q=0") == "svg"
+    assert negotiate("text/html, application/json, */*;q=0.8") == "json"
+    assert negotiate("image/png") == "png"
+    assert negotiate("application/pdf, image/svg+xml;q=0.9") == "pdf"
+    assert negotiate("image/png;q=0.5, image/svg+xml") == "svg"
+    assert negotiate("image/png, */*;q=0.8") == "png"
 
 
 def test_request_key_depends_on_every_field():
