@@ -19,7 +19,6 @@ import json
 import os
 import sys
 import time
-import traceback
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -165,6 +164,8 @@ def cmd_render(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
         print(f"layout failed ({e.status}): {e}", file=sys.stderr)
         return EXIT_LAYOUT
     except Exception:  # noqa: BLE001 - a bug of ours, not the user's: say so and show where
+        import traceback
+
         traceback.print_exc()
         print("internal error (a bug in the renderer, not in your diagram)", file=sys.stderr)
         return EXIT_INTERNAL
@@ -233,21 +234,28 @@ def positive_int(text: str) -> int:
     return value
 
 
-def version() -> str:
-    from importlib.metadata import PackageNotFoundError
-    from importlib.metadata import version as installed
+class VersionAction(argparse.Action):
+    """`--version`, read from the installed package only when asked (importlib.metadata is slow
+    to import, and a render does not need it)."""
 
-    try:
-        return installed("penrose-py")
-    except PackageNotFoundError:
-        return "unknown (not installed)"
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: Any):
+        super().__init__(option_strings, dest, nargs=0, help="show the version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any) -> None:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            number = version("penrose-py")
+        except PackageNotFoundError:
+            number = "unknown (not installed)"
+        parser.exit(message=f"{parser.prog} {number}\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="penrose-py", description="Penrose diagrams (Domain, Substance, Style) to SVG, PNG or PDF"
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
+    parser.add_argument("--version", action=VersionAction)
     sub = parser.add_subparsers(dest="command", required=True)
 
     render = sub.add_parser("render", help="render a trio to SVG, PNG or PDF")
