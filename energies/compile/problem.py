@@ -37,7 +37,7 @@ class Functions:
     energy_and_grad: adcore.Fn
     goal_gradients: adcore.Fn | None = None
     kind_fns: list[adcore.Fn] | None = None
-    warnings: list[str] = field(default_factory=list)  # raised while tracing the kinds
+    warnings: list[tuple[str, str]] = field(default_factory=list)  # (kind, text) raised while tracing
 
 
 class FunctionCache:
@@ -93,12 +93,20 @@ class CompiledProblem:
             found = Functions(
                 value_and_grad(energy),
                 kind_fns=kind_fns,
-                warnings=list(dict.fromkeys(f"{w.category.__name__}: {w.message}" for w in caught)),
+                warnings=list(
+                    dict.fromkeys(
+                        (w.category.__name__, f"{w.category.__name__}: {w.message}") for w in caught
+                    )
+                ),
             )
             if cache is not None:
                 cache.put(key, found)
         self.functions = found
-        diagram.warnings.extend(w for w in found.warnings if w not in diagram.warnings)
+        diagram.warnings.extend(
+            text
+            for kind, text in found.warnings
+            if kind not in diagram.exclude_warnings and text not in diagram.warnings
+        )
         self.trace_seconds = time.perf_counter() - t0
         t1 = time.perf_counter()
         for kind in self.kinds:  # our own tables: checked once here instead of at every gather

@@ -7,12 +7,14 @@ that Penrose optimizes (`PropSpec.varying`: e.g. Circle `center`, `r`) become ne
 sampled colors and fixed defaults are constants. Text and Equation `width`, `height`, `ascent` and
 `descent`, when the Style leaves them unset, are the label's measurements (`energies.labels`),
 fixed before optimization as in Penrose. Properties a shape type does not declare are Penrose's
-passthrough attributes: they must be strings or numbers and are kept in `props` as given.
+passthrough attributes: they must be strings or numbers and are kept in `props` as given, with an
+UnknownPropertyWarning naming the closest declared property (a misspelling draws nothing).
 A shape's `name` is its path (e.g. "`A`.icon"), as Penrose names shapes.
 """
 
 from __future__ import annotations
 
+from difflib import get_close_matches
 from typing import TYPE_CHECKING, Any
 
 from energies.diagram import ShapeInstance
@@ -125,6 +127,13 @@ def build_shape(ev: Evaluator, ref: ObjectRef, source: ShapeSource) -> ShapeInst
                 f"or a number, not {arith.kind_of(value)}",
                 "BadShapeParamTypeError",
             )
+        close = get_close_matches(name, spec.props, n=1, cutoff=0.7)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        ev.rep.warn(
+            prop_source.pos,
+            "UnknownPropertyWarning",
+            f"{source.kind} has no property {name}{hint}; it passes through to the SVG as an attribute",
+        )
         props[name] = value
     shape = ShapeInstance(ref.key, source.kind, props)
     ev.shapes[ref.key] = shape
@@ -137,7 +146,7 @@ def check_prop(ev: Evaluator, ref: ObjectRef, name: str, ptype: PropType, value:
     if fixed is _BAD:
         raise ev.rep.error(
             pos,
-            f"{ref.key}.{name} must be a {ptype.value}, not {arith.kind_of(value)}",
+            f"{ref.key}.{name} must be {ptype.describe}, not {arith.kind_of(value)}",
             "BadShapeParamTypeError",
         )
     return fixed
