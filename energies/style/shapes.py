@@ -7,8 +7,8 @@ that Penrose optimizes (`PropSpec.varying`: e.g. Circle `center`, `r`) become ne
 sampled colors and fixed defaults are constants. Text and Equation `width`, `height`, `ascent` and
 `descent`, when the Style leaves them unset, are the label's measurements (`energies.labels`),
 fixed before optimization as in Penrose. Properties a shape type does not declare are Penrose's
-passthrough attributes: they must be strings or numbers and are kept in `props` as given, with an
-UnknownPropertyWarning naming the closest declared property (a misspelling draws nothing).
+passthrough attributes: they must be strings or numbers and are kept in `props` as given; one that
+looks like a misspelt property (strokeWidht) also gets an UnknownPropertyWarning naming it.
 A shape's `name` is its path (e.g. "`A`.icon"), as Penrose names shapes.
 """
 
@@ -31,6 +31,9 @@ if TYPE_CHECKING:
 
     from energies.style.evaluate import Evaluator
 
+# difflib's similarity above which an unknown property reads as a misspelt one: strokeWidht and
+# strokewidth are (0.91), SVG's own strokeLinejoin beside strokeLinecap (0.74) is not
+MISSPELLING = 0.8
 LABEL_PROPS = ("width", "height", "ascent", "descent")
 LABEL_INPUTS = ("string", "fontSize", "fontFamily", "fontWeight", "fontStyle", "fontVariant", "fontStretch")
 
@@ -127,13 +130,14 @@ def build_shape(ev: Evaluator, ref: ObjectRef, source: ShapeSource) -> ShapeInst
                 f"or a number, not {arith.kind_of(value)}",
                 "BadShapeParamTypeError",
             )
-        close = get_close_matches(name, spec.props, n=1, cutoff=0.7)
-        hint = f" (did you mean {close[0]}?)" if close else ""
-        ev.rep.warn(
-            prop_source.pos,
-            "UnknownPropertyWarning",
-            f"{source.kind} has no property {name}{hint}; it passes through to the SVG as an attribute",
-        )
+        close = get_close_matches(name, spec.props, n=1, cutoff=MISSPELLING)
+        if close:  # a name far from every property is a deliberate SVG attribute (opacity, style)
+            ev.rep.warn(
+                prop_source.pos,
+                "UnknownPropertyWarning",
+                f"{source.kind} has no property {name} (did you mean {close[0]}?); it passes through to"
+                " the SVG as an attribute",
+            )
         props[name] = value
     shape = ShapeInstance(ref.key, source.kind, props)
     ev.shapes[ref.key] = shape

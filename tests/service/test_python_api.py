@@ -37,7 +37,8 @@ def test_render_file_inlines_local_images_only_from_the_trio_folder(tmp_path):
     (tmp_path / "t.domain").write_text("type T")
     (tmp_path / "t.substance").write_text("T a, b")
     (tmp_path / "t.style").write_text(
-        'canvas {\n  width = 100\n  height = 100\n}\nforall T t {\n  t.i = Image { href: "dot.png" }\n  t.j = Image { href: "../outside.png" }\n}'
+        "canvas {\n  width = 100\n  height = 100\n}\nforall T t {\n"
+        '  t.i = Image { href: "dot.png" }\n  t.j = Image { href: "../outside.png" }\n}'
     )
     (tmp_path / "t.trio.json").write_text(
         '{"domain": "t.domain", "substance": "t.substance", "style": "t.style"}'
