@@ -44,6 +44,7 @@ from .pool import LayoutPool, WorkerCrashed, WorkerStuck
 from .result_cache import ResultCache, request_key
 from .schemas import DiagramReport, DiagramRequest, ErrorResponse, Example, ExampleSummary
 from .settings import Settings, settings_from_env
+from .trios import Files, joined_files, place, relocate
 
 log = logging.getLogger("service.app")
 STATIC_DIR = Path(__file__).resolve().parent / "static"
@@ -79,6 +80,13 @@ def negotiate(accept: str | None) -> str:
     quality[SVG] = max(quality.get(SVG, 0.0), quality.get("image/*", 0.0), quality.get("*/*", 0.0))
     best = max(ANSWERS, key=lambda m: quality.get(m, 0.0))  # dicts keep order: json wins ties
     return ANSWERS[best] if quality.get(best, 0.0) > 0 else "svg"
+
+
+def style_files(body: DiagramRequest) -> Files:
+    """Where each program of a Style list begins in the joined text (none for one program)."""
+    if isinstance(body.style, str):
+        return ()
+    return joined_files("style", [f"style[{i}]" for i in range(len(body.style))], body.style)
 
 
 def error_response(request: Request, code: int, error: str, message: str, **extra: Any) -> JSONResponse:
@@ -197,10 +205,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                     metrics.cache_hits.labels("energy").inc()
                 cache.put(key, outcome)
         if not outcome["ok"]:
-            return failure_response(request, outcome)
+            return failure_response(request, outcome, style_files(body))
         report = outcome["report"]
         if want_json:
-            return JSONResponse({"svg": outcome["svg"], **report, "resultCached": cached})
+            warnings = [relocate(style_files(body), w) for w in report["warnings"]]
+            return JSONResponse(
+                {"svg": outcome["svg"], **report, "warnings": warnings, "resultCached": cached}
+            )
         timing = ", ".join(f"{k};dur={v:.1f}" for k, v in report["timings"].items() if v is not None)
         cache_control = IMMUTABLE if request.method == "GET" else REVALIDATE
         try:
@@ -245,13 +256,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         request.scope.setdefault("state", {})["answer"] = fmt
         return await render_diagram(body, request)
 
-    def failure_response(request: Request, outcome: dict[str, Any]) -> JSONResponse:
+    def failure_response(request: Request, outcome: dict[str, Any], files: Files = ()) -> JSONResponse:
         kind = outcome["kind"]
         metrics.errors.labels("timeout" if outcome.get("status") == "timeout" else kind).inc()
         if kind == "diagram":
-            return error_response(
-                request, 422, "diagram", outcome["message"], diagnostics=outcome["diagnostics"]
-            )
+            diagnostics = [dict(d) for d in outcome["diagnostics"]]
+            for d in diagnostics:  # a Style list: name the program (style[1]) and the line in it
+                d["source"], d["line"] = place(files, d["source"], d["line"])
+            message = "\n".join(relocate(files, line) for line in outcome["message"].split("\n"))
+            return error_response(request, 422, "diagram", message, diagnostics=diagnostics)
         if kind == "render":
             return error_response(request, 422, "render", outcome["message"])
         if kind == "layout":

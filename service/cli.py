@@ -183,7 +183,7 @@ def cmd_render(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
         print(f"error: cannot write {e.filename}: {e.strerror}", file=sys.stderr)
         return EXIT_USER
     for w in rendering.warnings:
-        print(f"warning: {w}", file=sys.stderr)
+        print(f"warning: {trio.relocate(w)}", file=sys.stderr)
     return EXIT_OK
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,15 +38,44 @@ class TrioSpec:
     base_dir: Path  # the trio file's folder: Style resources (images) resolve against it
     style_dirs: tuple[Path, ...] = ()  # the folders of its Style files, where shared Styles keep images
     # where each program came from: (source, path, first line of that file in the program text)
-    files: tuple[tuple[str, str, int], ...] = field(default=(), compare=False)
+    files: Files = field(default=(), compare=False)
 
     def place(self, source: str, line: int) -> tuple[str, int]:
-        """The file and its own line number for a line of a program (Styles are joined)."""
-        where, start = source, 1
-        for s, path, first in self.files:
-            if s == source and first <= line:
-                where, start = path, first
-        return where, line - start + 1
+        return place(self.files, source, line)
+
+    def relocate(self, message: str) -> str:
+        return relocate(self.files, message)
+
+
+Files = tuple[tuple[str, str, int], ...]
+_PLACE = re.compile(r"^(domain|substance|style):(\d+):")
+
+
+def joined_files(source: str, names: Sequence[str], texts: Sequence[str]) -> Files:
+    """Where each of several texts joined with a newline (a multi-file Style) begins."""
+    files, line = [], 1
+    for name, text in zip(names, texts):
+        files.append((source, name, line))
+        line += text.count("\n") + 1
+    return tuple(files)
+
+
+def place(files: Files, source: str, line: int) -> tuple[str, int]:
+    """The file (or name) and its own line number for a line of a joined program."""
+    where, start = source, 1
+    for s, name, first in files:
+        if s == source and first <= line:
+            where, start = name, first
+    return where, line - start + 1
+
+
+def relocate(files: Files, message: str) -> str:
+    """A message that starts with its place (`style:906:3: ...`) with the place in its own file."""
+    m = _PLACE.match(message)
+    if not m or not files:
+        return message
+    where, line = place(files, m[1], int(m[2]))
+    return f"{where}:{line}:{message[m.end() :]}"
 
 
 def svg_name(key: str) -> str:
@@ -86,11 +116,7 @@ def trio_from_files(
     """A trio from its program files; several Styles are joined with a newline, as Penrose does."""
     if not styles:
         raise TrioError("no Style file given")
-    texts, files, line = [], [], 1
-    for p in styles:
-        texts.append(read_program(p, "style"))
-        files.append(("style", str(p), line))
-        line += texts[-1].count("\n") + 1
+    texts = [read_program(p, "style") for p in styles]
     paths = [Path(domain), Path(substance), *map(Path, styles)]
     return TrioSpec(
         key=fields.pop("key", Path(substance).stem),
@@ -102,7 +128,11 @@ def trio_from_files(
         exclude_warnings=tuple(fields.pop("exclude_warnings", ())),
         base_dir=fields.pop("base_dir", paths[2].resolve().parent),
         style_dirs=tuple(dict.fromkeys(p.resolve().parent for p in paths[2:])),
-        files=(("domain", str(domain), 1), ("substance", str(substance), 1), *files),
+        files=(
+            ("domain", str(domain), 1),
+            ("substance", str(substance), 1),
+            *joined_files("style", [str(p) for p in styles], texts),
+        ),
     )
 
 

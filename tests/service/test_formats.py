@@ -164,3 +164,19 @@ def test_url_command_prints_a_url_that_decodes_to_the_trio():
     payload = zlib.decompress(base64.urlsafe_b64decode(url[len(prefix) :]))
     want = example_body("sets")
     assert {k: v for k, v in json.loads(payload).items() if k in want} == want
+
+
+def test_a_style_list_diagnostics_name_the_program_and_its_own_line(client):
+    body = example_body("sets")
+    first = "canvas {\n  width = 300\n  height = 200\n}"
+    second = "forall Set s {\n  s.c = Circle { r: s.nope }\n}"
+    r = client.post("/diagrams", json={**body, "style": [first, second]})
+    assert r.status_code == 422
+    [d] = r.json()["diagnostics"]
+    assert (d["source"], d["line"], d["column"]) == ("style[1]", 2, 21)
+    assert r.json()["message"].startswith("style[1]:2:21: `")
+    typo = "forall Set s {\n  s.c = Circle { strokeWidht: 2 }\n}"
+    report = client.post(
+        "/diagrams", json={**body, "style": [first, typo]}, headers={"accept": "application/json"}
+    ).json()
+    assert report["warnings"][0].startswith("style[1]:2:18: UnknownPropertyWarning: Circle has no property")
