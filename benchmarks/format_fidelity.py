@@ -116,7 +116,8 @@ def image_trio_svg() -> str:
     """Our render of a trio with a local PNG image (inlined as a data URI)."""
     import tempfile
 
-    from service.pipeline import render_trio, trio_image_resolver
+    from service.pipeline import render_trio
+    from service.trios import trio_image_resolver
 
     folder = Path(tempfile.mkdtemp())
     img = Image.new("RGB", (40, 30), "red")

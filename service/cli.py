@@ -115,8 +115,9 @@ def cmd_render(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
 
     from .formats import FormatError
     from .layout_job import report_of
-    from .pipeline import LayoutError, portfolio_settings, render_trio, trio_image_resolver
+    from .pipeline import LayoutError, portfolio_settings, render_trio
     from .render import RenderError
+    from .trios import trio_image_resolver
 
     given = [args.trio is not None, args.example is not None, any((args.domain, args.substance, args.style))]
     if sum(given) == 0:

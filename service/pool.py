@@ -42,7 +42,7 @@ def worker_main(conn: Connection) -> None:
     """A worker process: import the pipeline once, then answer jobs until told to stop."""
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s worker %(message)s")
     from service.layout_job import run_layout
-    from service.pipeline import warm_up
+    from service.warm_up import warm_up
 
     warm_up()
     conn.send_bytes(json.dumps({"ready": True, "pid": os.getpid()}).encode())

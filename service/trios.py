@@ -5,7 +5,8 @@ file ``K.trio.json``: ``{substance, style, domain, variation, excludeWarnings?}`
 program is a path relative to the trio file's folder and ``style`` may be a list of paths whose
 texts are joined with a newline (Penrose's convention). The pipeline, the service and the batch
 harness all take a :class:`TrioSpec`; `load_trio(path)` reads one file, and `TrioSpec.place` turns a
-line of a joined program back into its file and line there.
+line of a joined program back into its file and line there; `trio_image_resolver` inlines the
+local images a trio's Style names.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import fnmatch
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -232,3 +233,25 @@ def default_registry_dir(root: Path | None = None) -> Path | None:
     base = Path.cwd() if root is None else Path(root)
     candidate = (base / ".." / "shared" / "penrose-registry").resolve()
     return candidate if (candidate / REGISTRY_INDEX).is_file() else None
+
+
+def trio_image_resolver(base_dir: Any, *style_dirs: Any) -> Callable[[str], str | None]:
+    """Local images of a trio file, inlined as data URIs. An href resolves against the trio's folder,
+    then the folders of its Style files (Penrose's registry keeps images beside shared Styles), and
+    only to a file inside that folder: no `..` escape, no absolute paths."""
+    import base64
+    import mimetypes
+
+    roots = list(dict.fromkeys(Path(d).resolve() for d in (base_dir, *style_dirs)))
+
+    def resolve(href: str) -> str | None:
+        if ":" in href.split("/")[0] or href.startswith(("/", "data:")):
+            return None  # URLs, data URIs and absolute paths pass through untouched
+        for root in roots:
+            path = (root / href).resolve()
+            if root in path.parents and path.is_file():
+                mime = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+                return f"data:{mime};base64,{base64.b64encode(path.read_bytes()).decode('ascii')}"
+        return None
+
+    return resolve

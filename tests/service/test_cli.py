@@ -249,15 +249,13 @@ def test_start_count_and_budget_reach_the_layout(tmp_path):
 
 def test_warnings_name_the_style_file_and_its_own_line(tmp_path):
     trio = copy_example("sets", tmp_path)
-    (tmp_path / "extra.style").write_text(
-        "-- extra\nforall Set s {\n  s.x = Circle { strokeWidht: 3 }\n}\n"
-    )
+    (tmp_path / "extra.style").write_text("-- extra\nforall Set s {\n  s.x = Circle { strokeWidht: 3 }\n}\n")
     data = json.loads(trio.read_text())
     data["style"] = [*data["style"], "./extra.style"]
     trio.write_text(json.dumps(data))
     done = run_cli("render", str(trio), "-o", str(tmp_path / "x.svg"))
     assert done.returncode == 0, done.stderr
     assert (
-        f"warning: {tmp_path / 'extra.style'}:3:18: UnknownPropertyWarning: Circle has no property strokeWidht"
-        " (did you mean strokeWidth?)" in done.stderr
+        f"warning: {tmp_path / 'extra.style'}:3:18: UnknownPropertyWarning: Circle has no property"
+        " strokeWidht (did you mean strokeWidth?)" in done.stderr
     )
