@@ -16,9 +16,7 @@ naming its cause.
 from __future__ import annotations
 
 import sys
-import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +25,7 @@ from typing import Any
 from adcore.runtime import WasmTimeout, WasmTrap
 from energies.compile import compile_problem
 from energies.diagram import Diagram
+from energies.lru import LRU
 from energies.optimize import OptimizeError, OptimizeResult
 from energies.portfolio import PortfolioResult, PortfolioSettings, optimize_portfolio, portfolio_starts
 from energies.shapes import Canvas
@@ -37,30 +36,9 @@ from .render import ImageResolver, render_svg
 RECURSION_LIMIT = 20_000
 
 
-class DiagramCache:
-    """The diagrams built from the last requests (thread-safe LRU): a repeated trio and seed skips the
-    Style evaluation. Diagrams are not changed by layouts, so they can be shared."""
-
-    def __init__(self, size: int = 32):
-        self.size = size
-        self.items: OrderedDict[Any, Diagram] = OrderedDict()
-        self.lock = threading.Lock()
-
-    def get(self, key: Any) -> Diagram | None:
-        with self.lock:
-            found = self.items.get(key)
-            if found is not None:
-                self.items.move_to_end(key)
-            return found
-
-    def put(self, key: Any, diagram: Diagram) -> None:
-        with self.lock:
-            self.items[key] = diagram
-            while len(self.items) > self.size:
-                self.items.popitem(last=False)
-
-
-DIAGRAMS = DiagramCache()
+# the diagrams built from the last requests: a repeated trio and seed skips the Style evaluation
+# (layouts never change a Diagram, so one can be shared)
+DIAGRAMS: LRU[Any, Diagram] = LRU(32)
 
 
 class LayoutError(Exception):
@@ -147,7 +125,6 @@ class Rendering:
                 for g in opt.goals
             ]
         return report
-
 
 
 def portfolio_settings(starts: int | None = None, seconds: float | None = None) -> PortfolioSettings:

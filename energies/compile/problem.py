@@ -7,10 +7,8 @@ instances: use one per thread.
 
 from __future__ import annotations
 
-import threading
 import time
 import warnings
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,6 +19,7 @@ from adcore.gc_pause import cyclic_gc_paused
 from adcore.wasm.compiled import Compiled
 
 from ..diagram import Diagram
+from ..lru import LRU
 from ..optimize import GoalValues, StageSpec
 from .energy import (
     energy_function,
@@ -40,40 +39,12 @@ class Functions:
     warnings: list[tuple[str, str]] = field(default_factory=list)  # (kind, text) raised while tracing
 
 
-class FunctionCache:
-    """An LRU of compiled energies by structure (thread-safe)."""
-
-    def __init__(self, size: int = 64):
-        self.size = size
-        self.items: OrderedDict[Any, Functions] = OrderedDict()
-        self.lock = threading.Lock()
-        self.hits = 0
-        self.misses = 0
-
-    def get(self, key: Any) -> Functions | None:
-        with self.lock:
-            found = self.items.get(key)
-            if found is not None:
-                self.items.move_to_end(key)
-                self.hits += 1
-            else:
-                self.misses += 1
-            return found
-
-    def put(self, key: Any, value: Functions) -> None:
-        with self.lock:
-            self.items[key] = value
-            self.items.move_to_end(key)
-            while len(self.items) > self.size:
-                self.items.popitem(last=False)
-
-
-CACHE = FunctionCache()
+CACHE: LRU[Any, Functions] = LRU(64)  # compiled energies by structure
 
 
 class CompiledProblem:
     def __init__(
-        self, diagram: Diagram, *, time_limit: float | None = 60.0, cache: FunctionCache | None = CACHE
+        self, diagram: Diagram, *, time_limit: float | None = 60.0, cache: LRU[Any, Functions] | None = CACHE
     ):
         t0 = time.perf_counter()
         self.diagram = diagram

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 from energies.lang.errors import DiagramError, DiagramErrors
 from service.app import negotiate
 from service.examples import example
-from service.layout_job import diagnostics_of, finite_or_none, run_layout
+from service.jsonable import finite_or_none
+from service.layout_job import diagnostics_of, run_layout
 from service.result_cache import ResultCache, request_key
 
 
@@ -55,7 +56,7 @@ def test_result_cache_is_lru_and_bounded_by_entries_and_bytes():
     for k in "pqr":
         by_size.put(k, {"svg": "x" * 1_500})  # 2,524 bytes each with the report allowance
     assert len(by_size) == 1 and by_size.get("r") is not None
-    assert by_size.bytes <= 5_000
+    assert by_size.weight <= 5_000
     by_size.put("huge", {"svg": "x" * 10_000})  # larger than the whole cache: not stored
     assert by_size.get("huge") is None and by_size.get("r") is not None
 
@@ -65,6 +66,13 @@ def test_finite_or_none_makes_reports_json_safe():
     out = finite_or_none(value)
     assert out == {"e": None, "g": [1.0, None, {"v": None}], "s": "x", "i": 3}
     json.dumps(out, allow_nan=False)
+    import numpy as np
+
+    assert finite_or_none({"n": np.float64("nan"), "k": np.int64(3), "t": (np.float32(0.5),)}) == {
+        "n": None,
+        "k": 3,
+        "t": [0.5],
+    }
 
 
 def test_diagnostics_are_deduplicated_by_place_and_message():
