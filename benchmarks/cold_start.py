@@ -8,7 +8,7 @@ this tree (alternating, so both see the same machine load), with the working dir
 tree's root so that its packages are the ones imported. Python's bytecode cache is on, as on a
 user's machine (PYTHONDONTWRITEBYTECODE is removed from the environment), and one untimed run of
 each tree writes it first. Reported per tree: wall seconds (min, median, max), CPU seconds
-(user + system of the child), and the sum of `-X importtime`'s top-level imports in one run.
+(user + system of the child), and the sum of `-X importtime`'s top-level imports (best of 3).
 """
 
 from __future__ import annotations
@@ -80,14 +80,16 @@ def main() -> None:
                     wall, cpu = run_once(tree, out, env)
                     walls[name].append(wall)
                     cpus[name].append(cpu)
-            imports = {name: import_seconds(tree, out, env) for name, tree in trees.items()}
+            imports = {
+                name: min(import_seconds(tree, out, env) for _ in range(3)) for name, tree in trees.items()
+            }
         finally:
             subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(base)], check=False)
     load = os.getloadavg()[0]
     print(
         f"cold `python -m service render --example sets`, {args.rounds} alternating rounds, load {load:.1f}"
     )
-    print("| tree | wall s (min / median / max) | CPU s (min / median / max) | imports s (one run) |")
+    print("| tree | wall s (min / median / max) | CPU s (min / median / max) | imports s (best of 3) |")
     print("|---|---|---|---|")
     for name in trees:
         print(f"| {name} | {summary(walls[name])} | {summary(cpus[name])} | {imports[name]:.2f} |")
