@@ -94,17 +94,9 @@ def one_per_place(errors: Sequence[DiagramError]) -> list[DiagramError]:
     merged = []
     for first, *rest in groups.values():
         if rest:
-            more = len({e.message for e in rest} - {first.message})
-            if more:
-                s = "es" if more > 1 else ""
-                first = DiagramError(
-                    first.source,
-                    first.line,
-                    first.column,
-                    f"{first.message} (and the same in {more} more match{s} of this block)",
-                    first.excerpt,
-                    first.kind,
-                )
+            s = "es" if len(rest) > 1 else ""
+            message = f"{first.message} (and the same in {len(rest)} more match{s} of this block)"
+            first = DiagramError(first.source, first.line, first.column, message, first.excerpt, first.kind)
         merged.append(first)
     return merged
 
