@@ -47,6 +47,18 @@ def test_pdf_is_one_vector_page_of_the_svg_size():
     assert pdf.count(b"/Type /Page\n") + pdf.count(b"/Type /Page ") + pdf.count(b"/Type /Page/") <= 1
 
 
+@pytest.mark.parametrize("family", ["sans-serif", "Palatino", "'Times New Roman', serif"])
+def test_text_in_any_family_is_drawn_with_the_bundled_fonts(family):
+    svg = (
+        '<svg xmlns="http://www.w3.org/2000/svg" width="100" height="50">'
+        f"<text x=\"10\" y=\"30\" style=\"font: 18px {family};\">Hello</text></svg>"
+    )
+    fonts = re.findall(rb"/BaseFont\s*/\w+\+(DejaVu\w+)", convert(svg, "pdf"))
+    assert fonts and set(fonts) <= {b"DejaVuSans", b"DejaVuSerif"}  # the glyphs are embedded
+    alpha = rgba(convert(svg, "png")).getchannel("A").histogram()
+    assert sum(alpha[129:]) > 100  # "Hello" is drawn (about 300 pixels at 18px)
+
+
 def test_unknown_format_and_broken_svg_are_format_errors():
     assert format_of("x.PNG") == "png" and format_of("x.pdf") == "pdf" and format_of("x.txt") == "svg"
     with pytest.raises(FormatError, match="unknown format 'gif'"):
