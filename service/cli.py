@@ -249,7 +249,8 @@ class VersionAction(argparse.Action):
             number = version("penrose-py")
         except PackageNotFoundError:
             number = "unknown (not installed)"
-        parser.exit(message=f"{parser.prog} {number}\n")
+        print(f"{parser.prog} {number}")  # on stdout, as argparse's own version action
+        parser.exit()
 
 
 def build_parser() -> argparse.ArgumentParser:
