@@ -44,7 +44,7 @@ from .pool import LayoutPool, WorkerCrashed, WorkerStuck
 from .result_cache import ResultCache, request_key
 from .schemas import DiagramReport, DiagramRequest, ErrorResponse, Example, ExampleSummary
 from .settings import Settings, settings_from_env
-from .trios import Files, joined_files, place, relocate
+from .trios import Files, place, relocate, style_list_files
 
 log = logging.getLogger("service.app")
 STATIC_DIR = Path(__file__).resolve().parent / "static"
@@ -80,13 +80,6 @@ def negotiate(accept: str | None) -> str:
     quality[SVG] = max(quality.get(SVG, 0.0), quality.get("image/*", 0.0), quality.get("*/*", 0.0))
     best = max(ANSWERS, key=lambda m: quality.get(m, 0.0))  # dicts keep order: json wins ties
     return ANSWERS[best] if quality.get(best, 0.0) > 0 else "svg"
-
-
-def style_files(body: DiagramRequest) -> Files:
-    """Where each program of a Style list begins in the joined text (none for one program)."""
-    if isinstance(body.style, str):
-        return ()
-    return joined_files("style", [f"style[{i}]" for i in range(len(body.style))], body.style)
 
 
 def error_response(request: Request, code: int, error: str, message: str, **extra: Any) -> JSONResponse:
@@ -205,10 +198,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                     metrics.cache_hits.labels("energy").inc()
                 cache.put(key, outcome)
         if not outcome["ok"]:
-            return failure_response(request, outcome, style_files(body))
+            return failure_response(request, outcome, style_list_files(body.style))
         report = outcome["report"]
         if want_json:
-            warnings = [relocate(style_files(body), w) for w in report["warnings"]]
+            warnings = [relocate(style_list_files(body.style), w) for w in report["warnings"]]
             return JSONResponse(
                 {"svg": outcome["svg"], **report, "warnings": warnings, "resultCached": cached}
             )

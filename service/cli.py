@@ -24,7 +24,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from .trios import TrioError, TrioSpec, load_trio, trio_from_files
+from .trios import TrioError, TrioSpec, load_trio, style_list_files, trio_from_files
 
 EXIT_OK, EXIT_USER, EXIT_USAGE, EXIT_LAYOUT, EXIT_INTERNAL = 0, 1, 2, 3, 4
 FORMATS = ("svg", "png", "pdf")
@@ -54,6 +54,7 @@ def trio_from_json(text: str, where: str = "stdin") -> TrioSpec:
         tuple(body.excludeWarnings),
         cwd,
         (cwd,),
+        style_list_files(body.style),
     )
 
 

@@ -61,6 +61,14 @@ def joined_files(source: str, names: Sequence[str], texts: Sequence[str]) -> Fil
     return tuple(files)
 
 
+def style_list_files(style: str | Sequence[str]) -> Files:
+    """Where each program of a Style given as a list of texts (HTTP, stdin) begins, named style[i];
+    none for a single text."""
+    if isinstance(style, str):
+        return ()
+    return joined_files("style", [f"style[{i}]" for i in range(len(style))], style)
+
+
 def place(files: Files, source: str, line: int) -> tuple[str, int]:
     """The file (or name) and its own line number for a line of a joined program."""
     where, start = source, 1
