@@ -149,9 +149,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         "/diagrams",
         responses={
             200: {
-                "content": {SVG: {"schema": {"type": "string"}}, "application/json": {}},
+                "content": {
+                    SVG: {"schema": {"type": "string"}},
+                    "image/png": {"schema": {"type": "string", "format": "binary"}},
+                    "application/pdf": {"schema": {"type": "string", "format": "binary"}},
+                    "application/json": {},
+                },
                 "model": DiagramReport,
-                "description": "The SVG, or with Accept: application/json the report",
+                "description": "The SVG (PNG or PDF by Accept), or with Accept: application/json the report",
             },
             **ERROR_RESPONSES,
         },
@@ -202,9 +207,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         report = outcome["report"]
         if want_json:
             warnings = [relocate(style_list_files(body.style), w) for w in report["warnings"]]
-            return JSONResponse(
-                {"svg": outcome["svg"], **report, "warnings": warnings, "resultCached": cached}
-            )
+            answer_json = {"svg": outcome["svg"], **report, "warnings": warnings, "resultCached": cached}
+            # the report's timings and cache flags differ from one answer to the next
+            return JSONResponse(answer_json, headers={"cache-control": "no-store"})
         timing = ", ".join(f"{k};dur={v:.1f}" for k, v in report["timings"].items() if v is not None)
         cache_control = IMMUTABLE if request.method == "GET" else REVALIDATE
         try:

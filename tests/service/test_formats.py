@@ -51,7 +51,7 @@ def test_pdf_is_one_vector_page_of_the_svg_size():
 def test_text_in_any_family_is_drawn_with_the_bundled_fonts(family):
     svg = (
         '<svg xmlns="http://www.w3.org/2000/svg" width="100" height="50">'
-        f"<text x=\"10\" y=\"30\" style=\"font: 18px {family};\">Hello</text></svg>"
+        f'<text x="10" y="30" style="font: 18px {family};">Hello</text></svg>'
     )
     fonts = re.findall(rb"/BaseFont\s*/\w+\+(DejaVu\w+)", convert(svg, "pdf"))
     assert fonts and set(fonts) <= {b"DejaVuSans", b"DejaVuSerif"}  # the glyphs are embedded
@@ -192,3 +192,7 @@ def test_a_style_list_diagnostics_name_the_program_and_its_own_line(client):
         "/diagrams", json={**body, "style": [first, typo]}, headers={"accept": "application/json"}
     ).json()
     assert report["warnings"][0].startswith("style[1]:2:18: UnknownPropertyWarning: Circle has no property")
+    assert (
+        client.post("/diagrams", json=body, headers={"accept": "application/json"}).headers["cache-control"]
+        == "no-store"
+    )
