@@ -222,7 +222,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
         "max_body_bytes": args.max_body_bytes,
     }
     settings = type(base)(**{**base.__dict__, **{k: v for k, v in overrides.items() if v is not None}})
-    uvicorn.run(create_app(settings), host=args.host, port=args.port, log_level="info", access_log=False)
+    uvicorn.run(
+        create_app(settings),
+        host=args.host,
+        port=args.port,
+        log_level="info",
+        access_log=False,
+        # a request head may be as long as a body (h11's default, 64 KiB, answers a plain 400 to a
+        # longer diagram URL before the app can say 414 and why)
+        h11_max_incomplete_event_size=max(settings.max_body_bytes, 65_536),
+    )
     return EXIT_OK
 
 

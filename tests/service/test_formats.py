@@ -196,3 +196,12 @@ def test_a_style_list_diagnostics_name_the_program_and_its_own_line(client):
         client.post("/diagrams", json=body, headers={"accept": "application/json"}).headers["cache-control"]
         == "no-store"
     )
+
+
+def test_a_served_url_longer_than_uvicorns_default_head_limit_is_still_a_clear_414(live_server):
+    import urllib.error
+    import urllib.request
+
+    with pytest.raises(urllib.error.HTTPError) as info:  # httpx refuses URLs this long itself
+        urllib.request.urlopen(f"{live_server}/diagrams/svg/" + "A" * 200_000, timeout=30)
+    assert info.value.code == 414 and "at most 8000" in json.loads(info.value.read())["message"]
