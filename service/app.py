@@ -35,6 +35,8 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from energies.lru import LRU
+
 from .diagram_url import MAX_ENCODED_CHARS, UrlError, decode_trio
 from .examples import examples
 from .formats import MEDIA_TYPES, FormatError, convert
@@ -98,6 +100,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or settings_from_env()
     metrics = Metrics()
     cache = ResultCache(settings.result_cache_entries, settings.result_cache_bytes)
+    # PNGs and PDFs of recent answers with their ETags, so a repeated or revalidated GET of an
+    # embedded diagram converts nothing (a blurred PNG can take a second)
+    pictures: LRU[tuple[str, str], tuple[bytes, str]] = LRU(
+        settings.result_cache_entries, settings.result_cache_bytes, weight=lambda item: len(item[0])
+    )
     pool = LayoutPool(settings.workers, settings.time_limit, settings.kill_grace)
 
     @asynccontextmanager
@@ -212,12 +219,18 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             return JSONResponse(answer_json, headers={"cache-control": "no-store"})
         timing = ", ".join(f"{k};dur={v:.1f}" for k, v in report["timings"].items() if v is not None)
         cache_control = IMMUTABLE if request.method == "GET" else REVALIDATE
-        try:
-            picture = await run_in_threadpool(convert, outcome["svg"], answer)
-        except FormatError as e:
-            return error_response(request, 422, "render", str(e))
+        converted = pictures.get((key, answer))
+        if converted is None:
+            try:
+                picture = await run_in_threadpool(convert, outcome["svg"], answer)
+            except FormatError as e:
+                return error_response(request, 422, "render", str(e))
+            converted = (picture, f'"{hashlib.sha256(picture).hexdigest()[:40]}"')
+            if answer != "svg":  # the SVG itself is in the result cache
+                pictures.put((key, answer), converted)
+        picture, etag = converted
         headers = {
-            "etag": f'"{hashlib.sha256(picture).hexdigest()[:40]}"',
+            "etag": etag,
             "cache-control": cache_control,
             "server-timing": timing,
         }
