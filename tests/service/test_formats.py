@@ -205,3 +205,15 @@ def test_a_served_url_longer_than_uvicorns_default_head_limit_is_still_a_clear_4
     with pytest.raises(urllib.error.HTTPError) as info:  # httpx refuses URLs this long itself
         urllib.request.urlopen(f"{live_server}/diagrams/svg/" + "A" * 200_000, timeout=30)
     assert info.value.code == 414 and "at most 8000" in json.loads(info.value.read())["message"]
+
+
+def test_a_repeated_png_answer_is_not_converted_again(client, monkeypatch):
+    import service.app
+
+    calls = []
+    monkeypatch.setattr(service.app, "convert", lambda svg, fmt: calls.append(fmt) or convert(svg, fmt))
+    body = example_body("graph")
+    first = client.post("/diagrams", json=body, headers={"accept": "image/png"})
+    again = client.post("/diagrams", json=body, headers={"accept": "image/png"})
+    assert first.content == again.content and first.headers["etag"] == again.headers["etag"]
+    assert calls == ["png"]
