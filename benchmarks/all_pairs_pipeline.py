@@ -25,8 +25,9 @@ from energies.diagram import count_goals
 from energies.diagram_build import build_diagram
 from energies.optimize import optimize
 from energies.shapes import Canvas
-from service.pipeline import concrete_shapes, warm_up
+from service.concrete import concrete_shapes
 from service.render import render_svg
+from service.warm_up import warm_up
 
 
 def run(n: int) -> dict[str, float]:

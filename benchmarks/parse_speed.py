@@ -34,7 +34,7 @@ from typing import Any
 from energies.lang import parse
 from energies.lang.parse_util import make_parser
 from energies.lang.style_parse import StyleBuilder
-from registry.trios import load_registry
+from service.trios import load_registry
 
 REPO = Path(__file__).resolve().parents[1]
 LANGS = ("domain", "substance", "style")

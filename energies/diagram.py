@@ -229,4 +229,5 @@ class Diagram:
     stages: list[str] = field(default_factory=lambda: [""])  # `layout = [...]`, or one unnamed stage
     warnings: list[str] = field(default_factory=list)
     variation: str = ""
+    exclude_warnings: tuple[str, ...] = ()  # the trio's excludeWarnings, for warnings found later
     cache: dict[str, Any] = field(default_factory=dict, repr=False)  # derived data (e.g. goal kinds)

@@ -19,7 +19,6 @@ import dataclasses
 import functools
 import importlib
 import json
-import math
 import sys
 from collections import Counter
 from collections.abc import Sequence
@@ -37,7 +36,8 @@ from registry.runner import (
     run_dask,
     run_local,
 )
-from registry.trios import (
+from service.jsonable import finite_or_none
+from service.trios import (
     TrioError,
     TrioLoadFailure,
     TrioSpec,
@@ -45,15 +45,6 @@ from registry.trios import (
     load_registry_entries,
     svg_name,
 )
-
-
-def _json_safe(value: Any) -> Any:
-    """JSON has no NaN or infinity: write them as null (Penrose's results do the same)."""
-    if hasattr(value, "item") and not isinstance(value, (str, bytes)):  # numpy scalars
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
 
 
 class ResultStore:
@@ -74,7 +65,7 @@ class ResultStore:
             if row.get("svgBytes") is None:
                 row["svgBytes"] = len(data)
         self.rows.append(row)
-        self._file.write(json.dumps({k: _json_safe(v) for k, v in row.items()}) + "\n")
+        self._file.write(json.dumps(finite_or_none(row)) + "\n")
         self._file.flush()
 
     def close(self) -> None:

@@ -24,7 +24,7 @@ from energies.lang.errors import DiagramError
 from energies.lang.match import match_style
 from energies.lang.parse import parse_domain, parse_style, parse_substance
 from energies.lang.substance_env import check_substance
-from registry.trios import TrioError, TrioSpec, default_registry_dir, load_registry
+from service.trios import TrioError, TrioSpec, default_registry_dir, load_registry
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -22,7 +22,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from registry.trios import default_registry_dir, load_registry
+from service.trios import default_registry_dir, load_registry
 
 # The 228 computed functions of Penrose (compDict in packages/core/src/lib/Functions.ts), in its order.
 _WORDS = """

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from registry.trios import TrioSpec
+from service.trios import TrioSpec
 
 Row = dict[str, Any]
 RUNNER_DIR = Path(__file__).resolve().parent / "penrose_runner"

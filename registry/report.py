@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from energies.optimize import INIT_CONSTRAINT_WEIGHT, WEIGHT_GROWTH_FACTOR
-from registry.trios import svg_name
+from service.trios import svg_name
 
 Row = dict[str, Any]
 TIMES = ("compileMs", "optimizeMs", "compileMs+optimizeMs", "renderMs", "totalMs")

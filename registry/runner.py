@@ -2,8 +2,9 @@
 
 A *task* is a picklable module-level function ``task(trio, timeout) -> dict`` returning the
 per-trio fields (see :data:`FIELDS`); the default, :func:`pipeline_task`, calls
-``service.pipeline.run_trio``. A row may carry the rendered diagram as ``"svg"`` (text); the
-harness stores it in a file and keeps only ``svgBytes`` in the row.
+:func:`run_trio` (the service pipeline, its outcome as a row of these fields). A row may carry
+the rendered diagram as ``"svg"`` (text); the harness stores it in a file and keeps only
+``svgBytes`` in the row.
 
 Isolation: every trio runs in its own ``python -m registry.runner JOB RESULT`` subprocess (in its
 own session, so a kill takes its children too), as Penrose's reference ran every trio in a fresh
@@ -34,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from registry.trios import TrioSpec
+from service.trios import TrioSpec
 
 Row = dict[str, Any]
 Task = Callable[[TrioSpec, float | None], Row]
@@ -55,7 +56,7 @@ _SINGLE_THREADED = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NU
 def pipeline_task(trio: TrioSpec, timeout: float | None, starts: int | None = None) -> Row:
     """The real task: compile, optimize and render one trio through the service pipeline
     (``starts``: the multi-start count, None for the pipeline's default)."""
-    from service.pipeline import run_trio, warm_up  # imported in the worker only
+    from service.warm_up import warm_up  # imported in the worker only
 
     warm_up()  # process start-up work, before the trio's own timings begin
     return run_trio(trio, timeout=timeout, starts=starts)
@@ -65,11 +66,73 @@ def warm_pipeline_task(trio: TrioSpec, timeout: float | None, starts: int | None
     """The trio twice in one worker; the row of the second run, whose compiled energy comes from the
     structure cache (what a service pays for a repeated diagram).
     Run with `--task registry.runner:warm_pipeline_task`."""
-    from service.pipeline import run_trio, warm_up
+    from service.warm_up import warm_up
 
     warm_up()
     run_trio(trio, timeout=timeout, starts=starts)
     return run_trio(trio, timeout=timeout, starts=starts)
+
+
+def run_trio(
+    trio: Any, *, variation: str | None = None, timeout: float | None = None, starts: int | None = None
+) -> dict[str, Any]:
+    """One registry trio through the pipeline, as a row of the benchmark's fields (plus its SVG)."""
+    from energies.diagram import count_goals
+    from energies.lang.errors import DiagramError
+    from service.pipeline import LayoutError, portfolio_settings, render_trio
+    from service.trios import trio_image_resolver
+
+    row: dict[str, Any] = {"key": trio.key, "name": trio.name}
+    t0 = time.perf_counter()
+    try:
+        r = render_trio(
+            trio.domain,
+            trio.substance,
+            trio.style,
+            variation if variation is not None else trio.variation,
+            trio.exclude_warnings,
+            time_limit=timeout or 60.0,
+            resolve_image=trio_image_resolver(trio.base_dir, *trio.style_dirs),
+            portfolio=portfolio_settings(starts),
+        )
+    except DiagramError as e:
+        return {
+            **row,
+            "status": "compile-error",
+            "error": str(e),
+            "totalMs": (time.perf_counter() - t0) * 1e3,
+        }
+    except LayoutError as e:
+        return {**row, "status": e.status, "error": str(e), "totalMs": (time.perf_counter() - t0) * 1e3}
+    opt = r.optimization
+    portfolio = r.portfolio
+    assert portfolio is not None
+    return {
+        **row,
+        "status": "ok",
+        "variation": r.diagram.variation,
+        "objectiveEnergy": opt.objective_energy,
+        "constraintEnergy": opt.energy - opt.objective_energy,
+        "optStatus": opt.status,
+        "starts": len(portfolio.starts),
+        "chosenStart": portfolio.chosen,
+        "startsStopped": portfolio.stopped,
+        "cutShort": portfolio.cut_short,
+        "compileMs": r.timings["compile"],
+        "optimizeMs": r.timings["optimize"],
+        "renderMs": r.timings["render"],
+        "totalMs": r.timings["total"],
+        "nGradEvals": portfolio.evaluations,  # the work of every start, not only the chosen one
+        "EProunds": opt.ep_rounds,
+        "energy": opt.energy,
+        "maxConstrViolation": opt.max_constraint_violation,
+        "nViolated": opt.n_violated,
+        "nVarying": len(r.diagram.unknowns.x0),
+        "nConstraints": count_goals(r.diagram.goals, "constraint"),
+        "nObjectives": count_goals(r.diagram.goals, "objective"),
+        "svgBytes": len(r.svg.encode("utf-8")),
+        "svg": r.svg,
+    }
 
 
 def finish_row(row: Row, trio_key: str, trio_name: str | None) -> Row:

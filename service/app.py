@@ -1,6 +1,8 @@
 """The HTTP service: ``create_app(settings)`` builds the FastAPI application.
 
-    POST /diagrams        a trio in; the SVG (default) or, with Accept: application/json, a report
+    POST /diagrams        a trio in; the SVG (default), PNG or PDF by Accept, or with
+                          Accept: application/json a report
+    GET  /diagrams/{svg|png|pdf}/{encoded}   the trio in the URL (service.diagram_url), for embedding
     GET  /healthz         the process is alive
     GET  /readyz          layout workers are up
     GET  /metrics         Prometheus text
@@ -13,25 +15,35 @@ Error answers are JSON (`ErrorResponse`): 422 for user mistakes with their place
 than a worker may use, 503 (always with Retry-After) when the server is overloaded (queue full,
 wait too long, too many bodies held) or a worker crashed.  A request whose client went away while
 it waited is dropped before its layout starts.  A 500 means a bug of ours, never a verdict on the
-input.
+input.  A URL whose trio cannot be decoded is 400, one over MAX_ENCODED_CHARS 414.
+A picture carries a strong ETag (a hash of its bytes; If-None-Match answers 304) and
+Cache-Control: a GET URL names its picture for good (the layout is deterministic), so it may be
+cached for a year; errors are never stored.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from fastapi import FastAPI, Request
+from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from energies.lru import LRU
+
+from .diagram_url import MAX_ENCODED_CHARS, UrlError, decode_trio
 from .examples import examples
+from .formats import MEDIA_TYPES, FormatError, convert
 from .http_middleware import BodyBudget, BodyLimit, RequestContext
 from .live import live_router
 from .metrics import Metrics
@@ -39,6 +51,7 @@ from .pool import ClientGone, LayoutPool, Overloaded, WorkerConfig, WorkerCrashe
 from .result_cache import ResultCache, request_key
 from .schemas import DiagramReport, DiagramRequest, ErrorResponse, Example, ExampleSummary
 from .settings import Settings, settings_from_env
+from .trios import Files, place, relocate, style_list_files
 
 log = logging.getLogger("service.app")
 STATIC_DIR = Path(__file__).resolve().parent / "static"
@@ -56,12 +69,16 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
 }
 
 
-def wants_json(accept: str | None) -> bool:
-    """True when the client prefers application/json over image/svg+xml (q-values respected)."""
-    if not accept:
-        return False
+IMMUTABLE = "public, max-age=31536000, immutable"  # a GET URL's picture never changes
+REVALIDATE = "no-cache"  # a POST answer: store, but ask again (its ETag makes that a 304)
+ANSWERS = {"application/json": "json", "image/png": "png", "application/pdf": "pdf", SVG: "svg"}
+
+
+def negotiate(accept: str | None) -> str:
+    """The answer a client prefers: json, png, pdf or svg (q-values respected; the SVG answers
+    wildcards and ties with wildcards, and is the default)."""
     quality: dict[str, float] = {}
-    for part in accept.split(","):
+    for part in (accept or "").split(","):
         media, *params = (p.strip() for p in part.split(";"))
         q = 1.0
         for p in params:
@@ -71,9 +88,9 @@ def wants_json(accept: str | None) -> bool:
                 except ValueError:
                     q = 0.0
         quality[media.lower()] = q
-    json_q = quality.get("application/json", 0.0)
-    svg_q = max(quality.get(SVG, 0.0), quality.get("image/*", 0.0), quality.get("*/*", 0.0))
-    return json_q > 0 and json_q >= svg_q
+    quality[SVG] = max(quality.get(SVG, 0.0), quality.get("image/*", 0.0), quality.get("*/*", 0.0))
+    best = max(ANSWERS, key=lambda m: quality.get(m, 0.0))  # dicts keep order: json wins ties
+    return ANSWERS[best] if quality.get(best, 0.0) > 0 else "svg"
 
 
 def error_response(
@@ -86,6 +103,8 @@ def error_response(
 ) -> JSONResponse:
     request_id = request.scope.get("state", {}).get("request_id", "-")
     body = ErrorResponse(error=error, message=message, requestId=request_id, **extra)
+    # a failed layout may succeed on a retry: errors are never stored
+    headers = {"cache-control": "no-store", **(headers or {})}
     return JSONResponse(body.model_dump(exclude_none=True), status_code=code, headers=headers)
 
 
@@ -102,6 +121,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or settings_from_env()
     metrics = Metrics()
     cache = ResultCache(settings.result_cache_entries, settings.result_cache_bytes)
+    # PNGs and PDFs of recent answers with their ETags, so a repeated or revalidated GET of an
+    # embedded diagram converts nothing (a blurred PNG can take a second)
+    pictures: LRU[tuple[str, str], tuple[bytes, str]] = LRU(
+        settings.result_cache_entries, settings.result_cache_bytes, weight=lambda item: len(item[0])
+    )
     pool = LayoutPool(
         settings.workers,
         settings.time_limit,
@@ -170,9 +194,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         "/diagrams",
         responses={
             200: {
-                "content": {SVG: {"schema": {"type": "string"}}, "application/json": {}},
+                "content": {
+                    SVG: {"schema": {"type": "string"}},
+                    "image/png": {"schema": {"type": "string", "format": "binary"}},
+                    "application/pdf": {"schema": {"type": "string", "format": "binary"}},
+                    "application/json": {},
+                },
                 "model": DiagramReport,
-                "description": "The SVG, or with Accept: application/json the report",
+                "description": "The SVG (PNG or PDF by Accept), or with Accept: application/json the report",
             },
             **ERROR_RESPONSES,
         },
@@ -182,7 +211,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         style = body.style_text()
         trio = (body.domain, body.substance, style, body.variation, body.excludeWarnings)
         key = request_key(*trio, body.starts, body.startSeconds)
-        want_json = wants_json(request.headers.get("accept"))
+        answer = request.scope.get("state", {}).get("answer") or negotiate(request.headers.get("accept"))
+        want_json = answer == "json"
         outcome = cache.get(key)
         if outcome is not None and want_json and outcome["ok"] and "goals" not in outcome["report"]:
             outcome = None  # laid out for an SVG answer, without the goal list: again, from warm caches
@@ -230,20 +260,72 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                     metrics.cache_hits.labels("energy").inc()
                 cache.put(key, outcome)
         if not outcome["ok"]:
-            return failure_response(request, outcome)
+            return failure_response(request, outcome, style_list_files(body.style))
         report = outcome["report"]
         if want_json:
-            return JSONResponse({"svg": outcome["svg"], **report, "resultCached": cached})
+            warnings = [relocate(style_list_files(body.style), w) for w in report["warnings"]]
+            answer_json = {"svg": outcome["svg"], **report, "warnings": warnings, "resultCached": cached}
+            # the report's timings and cache flags differ from one answer to the next
+            return JSONResponse(answer_json, headers={"cache-control": "no-store"})
         timing = ", ".join(f"{k};dur={v:.1f}" for k, v in report["timings"].items() if v is not None)
-        return Response(outcome["svg"], media_type=SVG, headers={"server-timing": timing})
+        cache_control = IMMUTABLE if request.method == "GET" else REVALIDATE
+        converted = pictures.get((key, answer))
+        if converted is None:
+            try:
+                picture = await run_in_threadpool(convert, outcome["svg"], answer)
+            except FormatError as e:
+                return error_response(request, 422, "render", str(e))
+            converted = (picture, f'"{hashlib.sha256(picture).hexdigest()[:40]}"')
+            if answer != "svg":  # the SVG itself is in the result cache
+                pictures.put((key, answer), converted)
+        picture, etag = converted
+        headers = {
+            "etag": etag,
+            "cache-control": cache_control,
+            "server-timing": timing,
+        }
+        if headers["etag"] in (t.strip() for t in request.headers.get("if-none-match", "").split(",")):
+            return Response(status_code=304, headers=headers)
+        return Response(picture, media_type=MEDIA_TYPES[answer], headers=headers)
 
-    def failure_response(request: Request, outcome: dict[str, Any]) -> JSONResponse:
+    @app.get(
+        "/diagrams/{fmt}/{encoded}",
+        responses={
+            200: {"content": {m: {} for m in MEDIA_TYPES.values()}, "description": "The picture"},
+            304: {"description": "Not modified (If-None-Match holds the picture's ETag)"},
+            400: {"model": ErrorResponse, "description": "The URL's trio cannot be decoded"},
+            414: {"model": ErrorResponse, "description": "The encoded trio is too long"},
+            **ERROR_RESPONSES,
+        },
+    )
+    async def get_diagram(fmt: Literal["svg", "png", "pdf"], encoded: str, request: Request) -> Response:
+        """The trio as JSON, zlib-deflated and base64url-encoded, as Kroki encodes its diagrams
+        (`penrose-py url TRIO` prints one)."""
+        if len(encoded) > MAX_ENCODED_CHARS:
+            message = (
+                f"the encoded diagram has {len(encoded)} characters; at most {MAX_ENCODED_CHARS} fit in a URL"
+            )
+            return error_response(request, 414, "uri-too-long", message + " (POST /diagrams takes any size)")
+        try:
+            fields = decode_trio(encoded, settings.max_body_bytes)
+        except UrlError as e:
+            return error_response(request, 400, "bad-url", str(e))
+        try:
+            body = DiagramRequest.model_validate(fields)
+        except ValidationError as e:
+            raise RequestValidationError(e.errors()) from None
+        request.scope.setdefault("state", {})["answer"] = fmt
+        return await render_diagram(body, request)
+
+    def failure_response(request: Request, outcome: dict[str, Any], files: Files = ()) -> JSONResponse:
         kind = outcome["kind"]
         metrics.errors.labels("timeout" if outcome.get("status") == "timeout" else kind).inc()
         if kind == "diagram":
-            return error_response(
-                request, 422, "diagram", outcome["message"], diagnostics=outcome["diagnostics"]
-            )
+            diagnostics = [dict(d) for d in outcome["diagnostics"]]
+            for d in diagnostics:  # a Style list: name the program (style[1]) and the line in it
+                d["source"], d["line"] = place(files, d["source"], d["line"])
+            message = "\n".join(relocate(files, line) for line in outcome["message"].split("\n"))
+            return error_response(request, 422, "diagram", message, diagnostics=diagnostics)
         if kind == "render":
             return error_response(request, 422, "render", outcome["message"])
         if kind == "memory":

@@ -1,12 +1,15 @@
-"""Command line: render a trio to SVG, or serve the HTTP API.
+"""Command line (`penrose-py`, or `python -m service`): render a trio, print its URL, or serve the API.
 
-    python -m service render TRIO.trio.json -o OUT.svg [--report OUT.json] [--variation SEED]
-    python -m service render --domain D --substance S --style T [--style T2] -o OUT.svg
-    python -m service render --example NAME -o OUT.svg
-    python -m service serve [--host H] [--port P] [--workers N]
+    penrose-py render TRIO.trio.json -o OUT.svg|.png|.pdf [--format F] [--report OUT.json] [--variation SEED]
+    penrose-py render --domain D --substance S --style T [--style T2] -o OUT.svg
+    penrose-py render --example NAME -o OUT.svg
+    penrose-py render - -o -          (the trio as the HTTP API's JSON on stdin; the picture on stdout)
+    penrose-py url TRIO.trio.json     (the GET URL of the diagram; `-` reads the JSON from stdin)
+    penrose-py serve [--host H] [--port P] [--workers N]
 
 Exit codes: 0 ok, 1 user error (file:line:col message and the offending line), 2 usage,
-3 layout failure (timeout, non-finite energy, ...), 4 internal error.
+3 layout failure (timeout, non-finite energy, ...), 4 internal error. Imports wait for the command
+that needs them: a render never loads the web server, an SVG never loads the PNG or PDF library.
 """
 
 from __future__ import annotations
@@ -17,120 +20,65 @@ import math
 import os
 import sys
 import time
-import traceback
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from .trios import TrioError, TrioSpec, load_trio, style_list_files, trio_from_files
+
 EXIT_OK, EXIT_USER, EXIT_USAGE, EXIT_LAYOUT, EXIT_INTERNAL = 0, 1, 2, 3, 4
+FORMATS = ("svg", "png", "pdf")
+STDIN = "-"
 
 
-class UserError(Exception):
-    """A mistake in the command's inputs (unreadable file, bad trio JSON)."""
+def trio_from_json(text: str, where: str = "stdin") -> TrioSpec:
+    """A trio given as the HTTP API's JSON (program texts, not paths); local images resolve
+    against the working directory."""
+    from pydantic import ValidationError
 
+    from .schemas import DiagramRequest
 
-@dataclass
-class Inputs:
-    domain: str
-    substance: str
-    style: str
-    variation: str
-    exclude_warnings: tuple[str, ...]
-    base_dir: Path  # local images resolve inside this folder (or a Style file's folder) only
-    # where each program came from, to name real files in error messages:
-    # source -> [(path, first line of that file within the program text)]
-    files: dict[str, list[tuple[str, int]]]
-    style_dirs: tuple[Path, ...] = ()
-
-
-def read_text(path: Path, what: str) -> str:
     try:
-        return path.read_text(encoding="utf-8")
-    except OSError as e:
-        raise UserError(f"{path}: cannot read the {what}: {e.strerror}") from None
-    except UnicodeDecodeError:
-        raise UserError(f"{path}: the {what} is not UTF-8 text") from None
-
-
-def joined(paths: list[Path], what: str) -> tuple[str, list[tuple[str, int]]]:
-    """Texts joined with a newline (Penrose's rule for several Style files) and each file's first line."""
-    texts, starts, line = [], [], 1
-    for p in paths:
-        text = read_text(p, what)
-        texts.append(text)
-        starts.append((str(p), line))
-        line += text.count("\n") + 1
-    return "\n".join(texts), starts
-
-
-def from_files(domain: Path, substance: Path, styles: list[Path], variation: str) -> Inputs:
-    style, style_files = joined(styles, "style")
-    return Inputs(
-        read_text(domain, "domain"),
-        read_text(substance, "substance"),
-        style,
-        variation,
-        (),
-        styles[0].resolve().parent,
-        {"domain": [(str(domain), 1)], "substance": [(str(substance), 1)], "style": style_files},
+        body = DiagramRequest.model_validate_json(text)
+    except ValidationError as e:
+        problems = "; ".join(f"{'.'.join(map(str, x['loc'])) or 'body'}: {x['msg']}" for x in e.errors())
+        raise TrioError(f"{where}: not a trio ({problems})") from None
+    cwd = Path.cwd()
+    return TrioSpec(
+        where,
+        None,
+        body.domain,
+        body.substance,
+        body.style_text(),
+        body.variation,
+        tuple(body.excludeWarnings),
+        cwd,
+        (cwd,),
+        style_list_files(body.style),
     )
 
 
-def from_trio_file(path: Path) -> Inputs:
-    try:
-        data = json.loads(read_text(path, "trio"))
-    except json.JSONDecodeError as e:
-        raise UserError(f"{path}:{e.lineno}:{e.colno}: invalid JSON: {e.msg}") from None
-    if not isinstance(data, dict):
-        raise UserError(f"{path}: expected a JSON object with domain, substance, style")
-    missing = [k for k in ("domain", "substance", "style") if k not in data]
-    if missing:
-        raise UserError(f"{path}: missing field(s) {', '.join(missing)}")
-    styles = data["style"] if isinstance(data["style"], list) else [data["style"]]
-    names = [data["domain"], data["substance"], *styles]
-    if not styles or not all(isinstance(n, str) for n in names):
-        raise UserError(f"{path}: domain, substance and style must be paths (style may be a list of paths)")
-    variation = data.get("variation", "")
-    exclude = data.get("excludeWarnings", [])
-    if not isinstance(variation, str):
-        raise UserError(f"{path}: field 'variation' must be a string")
-    if not (isinstance(exclude, list) and all(isinstance(w, str) for w in exclude)):
-        raise UserError(f"{path}: field 'excludeWarnings' must be a list of strings")
-    base = path.parent
-    inputs = from_files(
-        base / data["domain"], base / data["substance"], [base / s for s in styles], variation
-    )
-    inputs.exclude_warnings = tuple(exclude)
-    inputs.base_dir = base.resolve()
-    inputs.style_dirs = tuple(dict.fromkeys((base / s).resolve().parent for s in styles))
-    return inputs
+def read_trio(args: argparse.Namespace) -> TrioSpec:
+    if args.trio == STDIN:
+        return trio_from_json(sys.stdin.read())
+    if args.trio is not None:
+        return load_trio(Path(args.trio))
+    if args.example is not None:
+        from .examples import EXAMPLES_DIR, examples
+
+        if args.example not in examples():
+            raise TrioError(f"no example named {args.example!r}; examples: {', '.join(examples())}")
+        return load_trio(EXAMPLES_DIR / f"{args.example}.trio.json")
+    return trio_from_files(Path(args.domain), Path(args.substance), [Path(s) for s in args.style])
 
 
-def from_example(name: str) -> Inputs:
-    from .examples import EXAMPLES_DIR, examples
-
-    if name not in examples():
-        raise UserError(f"no example named {name!r}; examples: {', '.join(examples())}")
-    return from_trio_file(EXAMPLES_DIR / f"{name}.trio.json")
-
-
-def locate(inputs: Inputs, source: str, line: int) -> tuple[str, int]:
-    """The real file and its own line number for a line of a (possibly joined) program."""
-    files = inputs.files.get(source) or [(source, 1)]
-    path, start = files[0]
-    for p, s in files:
-        if s <= line:
-            path, start = p, s
-    return path, line - start + 1
-
-
-def format_diagram_error(error: Any, inputs: Inputs) -> str:
+def format_diagram_error(error: Any, trio: TrioSpec) -> str:
     from .layout_job import distinct_errors
 
     out = []
     for e in distinct_errors(error):
-        path, line = locate(inputs, e.source, e.line)
+        path, line = trio.place(e.source, e.line)
         out.append(f"{path}:{line}:{e.column}: {e.message}")
         if e.excerpt:
             out.append(e.excerpt)
@@ -158,48 +106,59 @@ def progress_printer(stream: Any) -> Callable[[Any], None]:
     return show
 
 
+def output_format(args: argparse.Namespace) -> str:
+    from .formats import format_of
+
+    return args.format or format_of(args.output)
+
+
 def cmd_render(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from energies.lang.errors import DiagramError
 
+    from .formats import FormatError
     from .layout_job import report_of
-    from .pipeline import LayoutError, portfolio_settings, render_trio, trio_image_resolver
+    from .pipeline import LayoutError, portfolio_settings, render_trio
     from .render import RenderError
+    from .trios import trio_image_resolver
 
     given = [args.trio is not None, args.example is not None, any((args.domain, args.substance, args.style))]
-    if sum(given) != 1:
-        parser.error("give exactly one of: a trio file, --example NAME, or --domain/--substance/--style")
+    if sum(given) == 0:
+        parser.error(
+            "which trio? give a .trio.json file ('-' reads the JSON from stdin), --example NAME"
+            " or --domain/--substance/--style"
+        )
+    if sum(given) > 1:
+        parser.error("give only one of: a trio file, --example NAME, or --domain/--substance/--style")
     if given[2] and not (args.domain and args.substance and args.style):
         parser.error("--domain, --substance and --style are needed together")
+    if args.output is None:
+        parser.error("where to? give -o OUT.svg (or .png, .pdf; '-' writes to stdout)")
     try:
-        if args.trio is not None:
-            inputs = from_trio_file(Path(args.trio))
-        elif args.example is not None:
-            inputs = from_example(args.example)
-        else:
-            inputs = from_files(Path(args.domain), Path(args.substance), [Path(s) for s in args.style], "")
-    except UserError as e:
+        trio = read_trio(args)
+    except TrioError as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_USER
     if args.variation is not None:
-        inputs.variation = args.variation
+        trio = replace(trio, variation=args.variation)
 
     tty = sys.stderr.isatty()
     try:
         rendering = render_trio(
-            inputs.domain,
-            inputs.substance,
-            inputs.style,
-            inputs.variation,
-            inputs.exclude_warnings,
+            trio.domain,
+            trio.substance,
+            trio.style,
+            trio.variation,
+            trio.exclude_warnings,
             time_limit=args.time_limit,
-            resolve_image=trio_image_resolver(inputs.base_dir, *inputs.style_dirs),
+            resolve_image=trio_image_resolver(trio.base_dir, *trio.style_dirs),
             on_progress=progress_printer(sys.stderr) if tty else None,
             portfolio=portfolio_settings(args.starts, args.start_seconds),
         )
+        picture = rendering.to(output_format(args), args.scale)
     except DiagramError as e:
-        print(format_diagram_error(e, inputs), file=sys.stderr)
+        print(format_diagram_error(e, trio), file=sys.stderr)
         return EXIT_USER
-    except RenderError as e:
+    except (RenderError, FormatError) as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_USER
     except LayoutError as e:
@@ -208,23 +167,43 @@ def cmd_render(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
         print(f"layout failed ({e.status}): {e}", file=sys.stderr)
         return EXIT_LAYOUT
     except Exception:  # noqa: BLE001 - a bug of ours, not the user's: say so and show where
+        import traceback
+
         traceback.print_exc()
         print("internal error (a bug in the renderer, not in your diagram)", file=sys.stderr)
         return EXIT_INTERNAL
     if tty:
         sys.stderr.write("\n")
     try:
-        if args.output == "-":
-            sys.stdout.write(rendering.svg)
+        if args.output == STDIN:
+            sys.stdout.buffer.write(picture)
+            sys.stdout.flush()
         else:
-            Path(args.output).write_text(rendering.svg, encoding="utf-8")
+            Path(args.output).write_bytes(picture)
         if args.report:
             Path(args.report).write_text(json.dumps(report_of(rendering), indent=2), encoding="utf-8")
     except OSError as e:
         print(f"error: cannot write {e.filename}: {e.strerror}", file=sys.stderr)
         return EXIT_USER
     for w in rendering.warnings:
-        print(f"warning: {w}", file=sys.stderr)
+        print(f"warning: {trio.relocate(w)}", file=sys.stderr)
+    return EXIT_OK
+
+
+def cmd_url(args: argparse.Namespace) -> int:
+    from .diagram_url import encode_trio
+
+    try:
+        trio = trio_from_json(sys.stdin.read()) if args.trio == STDIN else load_trio(Path(args.trio))
+    except TrioError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_USER
+    body: dict[str, Any] = {"domain": trio.domain, "substance": trio.substance, "style": trio.style}
+    if trio.variation:
+        body["variation"] = trio.variation
+    if trio.exclude_warnings:
+        body["excludeWarnings"] = list(trio.exclude_warnings)
+    print(f"{args.server.rstrip('/')}/diagrams/{args.format}/{encode_trio(body)}")
     return EXIT_OK
 
 
@@ -252,6 +231,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
         log_level="info",
         access_log=False,
         timeout_graceful_shutdown=max(1, math.ceil(settings.drain_seconds)),
+        # a request head may be as long as a body (h11's default, 64 KiB, answers a plain 400 to a
+        # longer diagram URL before the app can say 414 and why)
+        h11_max_incomplete_event_size=max(settings.max_body_bytes, 65_536),
     )
     return EXIT_OK
 
@@ -266,17 +248,47 @@ def positive_int(text: str) -> int:
     return value
 
 
+class VersionAction(argparse.Action):
+    """`--version`, read from the installed package only when asked (importlib.metadata is slow
+    to import, and a render does not need it)."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: Any):
+        super().__init__(option_strings, dest, nargs=0, help="show the version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any) -> None:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            number = version("penrose-py")
+        except PackageNotFoundError:
+            number = "unknown (not installed)"
+        print(f"{parser.prog} {number}")  # on stdout, as argparse's own version action
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m service", description="Penrose-style diagrams to SVG")
+    parser = argparse.ArgumentParser(
+        prog="penrose-py", description="Penrose diagrams (Domain, Substance, Style) to SVG, PNG or PDF"
+    )
+    parser.add_argument("--version", action=VersionAction)
     sub = parser.add_subparsers(dest="command", required=True)
 
-    render = sub.add_parser("render", help="render a trio to SVG")
-    render.add_argument("trio", nargs="?", help="a Penrose .trio.json (paths inside are relative to it)")
-    render.add_argument("--example", help="one of our examples (registry/examples)")
+    render = sub.add_parser("render", help="render a trio to SVG, PNG or PDF")
+    render.add_argument(
+        "trio",
+        nargs="?",
+        help="a Penrose .trio.json (paths inside are relative to it), or '-' for the"
+        " HTTP API's JSON (program texts) on stdin",
+    )
+    render.add_argument("--example", help="one of our examples (service/example_trios)")
     render.add_argument("--domain", help="Domain program file")
     render.add_argument("--substance", help="Substance program file")
     render.add_argument("--style", action="append", help="Style program file (repeat to join several)")
-    render.add_argument("-o", "--output", required=True, help="SVG file to write ('-' for stdout)")
+    render.add_argument("-o", "--output", help="file to write ('-' for stdout); its suffix picks the format")
+    render.add_argument(
+        "--format", choices=FORMATS, help="svg, png or pdf (default: by the output's suffix, else svg)"
+    )
+    render.add_argument("--scale", type=float, default=1.0, help="PNG pixels per SVG pixel (default 1)")
     render.add_argument("--report", help="also write the JSON report here")
     render.add_argument("--variation", help="seed of the random initial state (overrides the trio's)")
     render.add_argument("--time-limit", type=float, default=60.0, help="seconds (default 60)")
@@ -291,6 +303,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="seconds for the starts after the first (default: no budget; a cut makes the layout"
         " machine-dependent)",
     )
+
+    render.set_defaults(parser=render)  # usage errors show render's own usage
+
+    url = sub.add_parser("url", help="print the GET URL that renders a trio (Kroki's encoding)")
+    url.add_argument("trio", help="a .trio.json, or '-' for the HTTP API's JSON on stdin")
+    url.add_argument("--format", choices=FORMATS, default="svg", help="svg (default), png or pdf")
+    url.add_argument("--server", default="http://127.0.0.1:8000", help="the server's base URL")
 
     serve = sub.add_parser("serve", help="serve the HTTP API and the playground")
     serve.add_argument("--host", default=os.environ.get("PENROSE_HOST", "127.0.0.1"))
@@ -307,5 +326,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command == "render":
-        return cmd_render(args, parser)
+        return cmd_render(args, args.parser)
+    if args.command == "url":
+        return cmd_url(args)
     return cmd_serve(args)

@@ -74,12 +74,17 @@ class RequestContext:
                 "%s %s %s %d %.1fms len=%s",
                 request_id,
                 scope.get("method"),
-                scope.get("path"),
+                short(scope.get("path") or ""),
                 status,
                 ms,
                 header(scope, b"content-length") or "-",
             )
             self.on_done(scope, status)
+
+
+def short(path: str, limit: int = 200) -> str:
+    """A path as logged: a diagram URL can be a megabyte, which must not become a log line."""
+    return path if len(path) <= limit else f"{path[:limit]}...({len(path)} characters)"
 
 
 @dataclass

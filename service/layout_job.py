@@ -17,21 +17,11 @@ read a file or fetch a URL it names.
 from __future__ import annotations
 
 import logging
-import math
 from typing import Any
 
+from service.jsonable import finite_or_none
+
 log = logging.getLogger("service.layout")
-
-
-def finite_or_none(value: Any) -> Any:
-    """JSON has no inf/nan: non-finite numbers become null, recursively."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {k: finite_or_none(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [finite_or_none(v) for v in value]
-    return value
 
 
 def distinct_errors(error: Any) -> list[Any]:

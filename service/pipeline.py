@@ -1,62 +1,45 @@
 """The pipeline: a Penrose trio in, an SVG and a report out.
 
-    render_trio(domain, substance, style, variation) -> Rendering
+    render_trio(domain, substance, style, variation) -> Rendering   (style: a text, or a list joined)
+    render_file("x.trio.json", variation=None) -> Rendering            (local images inlined)
+    rendering.svg; rendering.to("png" | "pdf"); rendering.save("x.png"); rendering.report()
+
+A Rendering displays itself in Jupyter (SVG and PNG) and prints as one line.
 
 Phases: build the diagram (parse, check, match, evaluate the Style; energies.diagram_build), compile
-its energy (energies.compile), optimize (energies.optimize), compute the shapes' final properties,
-render the SVG (service.render). User mistakes raise `energies.lang.errors.DiagramError` with their
-place; a layout that fails raises `LayoutError` naming its cause.
+its energy (energies.compile), optimize (energies.portfolio), compute the shapes' final properties
+(service.concrete), render the SVG (service.render). User mistakes raise
+`energies.lang.errors.DiagramError` with their place; a layout that fails raises `LayoutError`
+naming its cause.
 """
 
 from __future__ import annotations
 
 import sys
-import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-import numpy as np
 
 from adcore import WasmTimeout, WasmTrap
 from energies.compile import compile_problem
-from energies.diagram import Diagram, ShapeInstance, count_goals
-from energies.expr import evaluate
+from energies.diagram import Diagram
+from energies.lru import LRU
 from energies.optimize import OptimizeError, OptimizeResult
 from energies.portfolio import PortfolioResult, PortfolioSettings, optimize_portfolio, portfolio_starts
-from energies.shapes import SHAPE_TYPES, Canvas, Color, PropType, Shape
+from energies.shapes import Canvas
 
-from .render import render_svg
+from .concrete import concrete_shapes
+from .render import ImageResolver, render_svg
 
 RECURSION_LIMIT = 20_000
 
 
-class DiagramCache:
-    """The diagrams built from the last requests (thread-safe LRU): a repeated trio and seed skips the
-    Style evaluation. Diagrams are not changed by layouts, so they can be shared."""
-
-    def __init__(self, size: int = 32):
-        self.size = size
-        self.items: OrderedDict[Any, Diagram] = OrderedDict()
-        self.lock = threading.Lock()
-
-    def get(self, key: Any) -> Diagram | None:
-        with self.lock:
-            found = self.items.get(key)
-            if found is not None:
-                self.items.move_to_end(key)
-            return found
-
-    def put(self, key: Any, diagram: Diagram) -> None:
-        with self.lock:
-            self.items[key] = diagram
-            while len(self.items) > self.size:
-                self.items.popitem(last=False)
-
-
-DIAGRAMS = DiagramCache()
+# the diagrams built from the last requests: a repeated trio and seed skips the Style evaluation
+# (layouts never change a Diagram, so one can be shared)
+DIAGRAMS: LRU[Any, Diagram] = LRU(32)
 
 
 class LayoutError(Exception):
@@ -80,6 +63,35 @@ class Rendering:
     @property
     def warnings(self) -> list[str]:
         return self.diagram.warnings
+
+    def __repr__(self) -> str:
+        opt = self.optimization
+        canvas = "x".join(f"{v:g}" for v in self.diagram.canvas)
+        shapes, warnings, ms = len(self.diagram.shapes), len(self.warnings), self.timings.get("total", 0)
+        return (
+            f"<Rendering {canvas} canvas, {shapes} shapes, {opt.status}, energy {opt.energy:.4g}, "
+            f"{opt.n_violated} violated, {warnings} warnings, {ms:.0f} ms>"
+        )
+
+    def to(self, fmt: str, scale: float = 1.0) -> bytes:
+        """The picture as svg, png or pdf bytes (service.formats); `scale` sizes a PNG."""
+        from .formats import convert
+
+        return convert(self.svg, fmt, scale)
+
+    def save(self, path: str | Path, fmt: str | None = None, scale: float = 1.0) -> Path:
+        """Write the picture; the format is `fmt`, else the file's suffix (.svg, .png, .pdf)."""
+        from .formats import format_of
+
+        path = Path(path)
+        path.write_bytes(self.to(fmt or format_of(path), scale))
+        return path
+
+    def _repr_svg_(self) -> str:
+        return self.svg
+
+    def _repr_png_(self) -> bytes:
+        return self.to("png")
 
     def report(self, goals: bool = True) -> dict[str, Any]:
         """The layout's report; `goals=False` leaves out the list of every goal's value, which for
@@ -116,71 +128,16 @@ class Rendering:
         return report
 
 
-ImageResolver = Callable[[str], str | None]
-
-
 def portfolio_settings(starts: int | None = None, seconds: float | None = None) -> PortfolioSettings:
     """The multi-start settings of a request: the defaults, with what the caller gave."""
     default = PortfolioSettings()
     return PortfolioSettings(starts or default.starts, default.max_evaluations, seconds)
 
 
-def warm_up() -> None:
-    """Load what every layout needs once per process, before the first request is timed: the
-    function library, the parsers (lark builds its tables on first use), the label fonts and the
-    Wasm engine. A worker calls it at start, as Penrose's runner loads @penrose/core first."""
-    import energies.library  # noqa: F401
-    from energies.diagram_build import build_diagram
-    from energies.labels import measure_equation, measure_text
-
-    sys.setrecursionlimit(max(sys.getrecursionlimit(), RECURSION_LIMIT))
-    diagram = build_diagram(_WARM_DOMAIN, _WARM_SUBSTANCE, _WARM_STYLE, "warm-up")
-    problem = compile_problem(diagram, cache=None)
-    problem.goal_values(np.array(diagram.unknowns.x0))
-    measure_text("warm", "sans-serif", "12px", label="warm-up")
-    measure_equation("x^2", "12px", label="warm-up")
-
-
-_WARM_DOMAIN = "type Thing"
-_WARM_SUBSTANCE = 'Thing a, b\nLabel a $x_1$\nLabel b "b"'
-# One of each common shape under the goals most Styles use, so that the library's functions are
-# traced and differentiated once per process, like a library loaded at start.
-_WARM_STYLE = """canvas {
-  width = 400
-  height = 300
-}
-forall Thing t {
-  t.c = Circle { }
-  t.r = Rectangle { }
-  t.e = Ellipse { }
-  t.l = Line { }
-  t.p = Polygon { points: [(0, 0), (10, 0), (0, 10)] }
-  t.t = Text { string: "t" }
-  ensure disjoint(t.c, t.r)
-  ensure disjoint(t.c, t.t)
-  ensure disjoint(t.r, t.t)
-  ensure contains(t.c, t.t)
-  ensure contains(t.r, t.c)
-  ensure touching(t.c, t.r)
-  ensure overlapping(t.c, t.e)
-  ensure disjoint(t.l, t.t)
-  ensure disjoint(t.p, t.c)
-  encourage near(t.c, t.r)
-  encourage repelPt(1, t.c.center, t.r.center)
-  ensure lessThan(t.c.r, 50)
-}
-forall Thing u
-where u has math label {
-  u.q = Equation { string: u.label }
-  ensure disjoint(u.q, u.c)
-  ensure contains(u.r, u.q)
-}"""
-
-
 def render_trio(
     domain: str,
     substance: str,
-    style: str,
+    style: str | Sequence[str],
     variation: str = "",
     exclude_warnings: Sequence[str] = (),
     *,
@@ -194,8 +151,13 @@ def render_trio(
     """Lay out and render a trio. `portfolio` sets the multi-start search (energies.portfolio); its
     default runs several starts within an evaluation budget, and `PortfolioSettings(starts=1)` is a
     single run from the variation's initial state, as Penrose's. `observe(problem)` may wrap the
-    compiled problem the optimizer runs (the live editor's frames and pauses, service.live_session)."""
+    compiled problem the optimizer runs (the live editor's frames and pauses, service.live_session).
+    Several Style programs are joined with a newline, as Penrose does; image hrefs stay as written
+    unless `resolve_image` maps them."""
     from energies.diagram_build import build_diagram
+
+    if not isinstance(style, str):
+        style = "\n".join(style)
 
     # Style values can be expression chains thousands deep (iterated constructions, fractals); the
     # compiler walks them recursively, and Python 3.11 frames cost no C stack.
@@ -246,131 +208,19 @@ def render_trio(
     return Rendering(svg, diagram, result, timings, problem.cache_hit, found)
 
 
-# -- from evaluated properties to the renderer's values ------------------------------------------------
+def render_file(path: str | Path, *, variation: str | None = None, **options: Any) -> Rendering:
+    """Render a Penrose `.trio.json` (program paths relative to it, as in Penrose's registry); its
+    local images are inlined from the trio's folder and its Style files' folders. `options` are
+    render_trio's (time_limit, portfolio, ...). Raises service.trios.TrioError for an unreadable trio."""
+    from .trios import load_trio, trio_image_resolver
 
-
-def concrete_shapes(shapes: Sequence[ShapeInstance], x: np.ndarray) -> list[Shape]:
-    memo: dict[int, Any] = {}
-    return [concrete_shape(s, x, memo) for s in shapes]
-
-
-def concrete_shape(s: ShapeInstance, x: np.ndarray, memo: dict[int, Any]) -> Shape:
-    spec = SHAPE_TYPES.get(s.kind)
-    props: dict[str, Any] = {}
-    passthrough: dict[str, str | float] = {}
-    for name, value in s.props.items():
-        v = evaluate(value, x, memo)
-        prop = spec.props.get(name) if spec is not None else None
-        if prop is None:
-            if isinstance(v, (str, int, float)) and not isinstance(v, bool):
-                passthrough[name] = v
-            continue
-        props[name] = convert(prop.type, v, x, memo)
-    return Shape(s.kind, s.name, props, passthrough)
-
-
-def convert(t: PropType, v: Any, x: np.ndarray, memo: dict[int, Any]) -> Any:
-    if t is PropType.FLOAT:
-        return float(v)
-    if t is PropType.VECTOR:
-        return tuple(float(c) for c in v)
-    if t is PropType.PT_LIST:
-        return tuple(tuple(float(c) for c in p) for p in v)
-    if t is PropType.COLOR:
-        return v if isinstance(v, Color) else Color(*(float(c) for c in v))
-    if t is PropType.PATH_DATA:
-        from energies.library.paths import to_render_path
-
-        return tuple(to_render_path(v))
-    if t is PropType.SHAPE_LIST:
-        return tuple(concrete_shape(m, x, memo) if isinstance(m, ShapeInstance) else m for m in v)
-    if t is PropType.CLIP_DATA:
-        return concrete_shape(v, x, memo) if isinstance(v, ShapeInstance) else v
-    if t is PropType.BOOL:
-        return bool(v)
-    return v if isinstance(v, str) else str(v)
-
-
-# -- the registry harness's task ----------------------------------------------------------------------
-
-
-def trio_image_resolver(base_dir: Any, *style_dirs: Any) -> ImageResolver:
-    """Local images of a trio file, inlined as data URIs. An href resolves against the trio's folder,
-    then the folders of its Style files (Penrose's registry keeps images beside shared Styles), and
-    only to a file inside that folder: no `..` escape, no absolute paths."""
-    import base64
-    import mimetypes
-    from pathlib import Path
-
-    roots = list(dict.fromkeys(Path(d).resolve() for d in (base_dir, *style_dirs)))
-
-    def resolve(href: str) -> str | None:
-        if ":" in href.split("/")[0] or href.startswith(("/", "data:")):
-            return None  # URLs, data URIs and absolute paths pass through untouched
-        for root in roots:
-            path = (root / href).resolve()
-            if root in path.parents and path.is_file():
-                mime = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
-                return f"data:{mime};base64,{base64.b64encode(path.read_bytes()).decode('ascii')}"
-        return None
-
-    return resolve
-
-
-def run_trio(
-    trio: Any, *, variation: str | None = None, timeout: float | None = None, starts: int | None = None
-) -> dict[str, Any]:
-    """One registry trio through the pipeline, as a row of the benchmark's fields (plus its SVG)."""
-    from energies.lang.errors import DiagramError
-
-    row: dict[str, Any] = {"key": trio.key, "name": trio.name}
-    t0 = time.perf_counter()
-    try:
-        r = render_trio(
-            trio.domain,
-            trio.substance,
-            trio.style,
-            variation if variation is not None else trio.variation,
-            trio.exclude_warnings,
-            time_limit=timeout or 60.0,
-            resolve_image=trio_image_resolver(trio.base_dir, *trio.style_dirs),
-            portfolio=portfolio_settings(starts),
-        )
-    except DiagramError as e:
-        return {
-            **row,
-            "status": "compile-error",
-            "error": str(e),
-            "totalMs": (time.perf_counter() - t0) * 1e3,
-        }
-    except LayoutError as e:
-        return {**row, "status": e.status, "error": str(e), "totalMs": (time.perf_counter() - t0) * 1e3}
-    opt = r.optimization
-    portfolio = r.portfolio
-    assert portfolio is not None
-    return {
-        **row,
-        "status": "ok",
-        "variation": r.diagram.variation,
-        "objectiveEnergy": opt.objective_energy,
-        "constraintEnergy": opt.energy - opt.objective_energy,
-        "optStatus": opt.status,
-        "starts": len(portfolio.starts),
-        "chosenStart": portfolio.chosen,
-        "startsStopped": portfolio.stopped,
-        "cutShort": portfolio.cut_short,
-        "compileMs": r.timings["compile"],
-        "optimizeMs": r.timings["optimize"],
-        "renderMs": r.timings["render"],
-        "totalMs": r.timings["total"],
-        "nGradEvals": portfolio.evaluations,  # the work of every start, not only the chosen one
-        "EProunds": opt.ep_rounds,
-        "energy": opt.energy,
-        "maxConstrViolation": opt.max_constraint_violation,
-        "nViolated": opt.n_violated,
-        "nVarying": len(r.diagram.unknowns.x0),
-        "nConstraints": count_goals(r.diagram.goals, "constraint"),
-        "nObjectives": count_goals(r.diagram.goals, "objective"),
-        "svgBytes": len(r.svg.encode("utf-8")),
-        "svg": r.svg,
-    }
+    trio = load_trio(path)
+    return render_trio(
+        trio.domain,
+        trio.substance,
+        trio.style,
+        trio.variation if variation is None else variation,
+        trio.exclude_warnings,
+        resolve_image=trio_image_resolver(trio.base_dir, *trio.style_dirs),
+        **options,
+    )

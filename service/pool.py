@@ -100,7 +100,7 @@ def worker_main(conn: Connection, config: WorkerConfig) -> None:
     import energies.compile.problem
     from service.compile_cache import prune
     from service.layout_job import run_layout
-    from service.pipeline import warm_up
+    from service.warm_up import warm_up
 
     energies.compile.problem.DISK_CACHE = config.cache_dir or None
     warm_up()

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections import OrderedDict
 from typing import Any
+
+from energies.lru import LRU
 
 
 def request_key(
@@ -28,31 +29,12 @@ def request_key(
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
-class ResultCache:
+class ResultCache(LRU[str, dict[str, Any]]):
+    """Outcomes by request key, at most `max_entries` and about `max_bytes` of SVG."""
+
     def __init__(self, max_entries: int, max_bytes: int) -> None:
-        self.max_entries = max_entries
-        self.max_bytes = max_bytes
-        self._items: OrderedDict[str, tuple[dict[str, Any], int]] = OrderedDict()
-        self.bytes = 0
+        super().__init__(max_entries, max_bytes, weight=outcome_bytes)
 
-    def __len__(self) -> int:
-        return len(self._items)
 
-    def get(self, key: str) -> dict[str, Any] | None:
-        item = self._items.get(key)
-        if item is None:
-            return None
-        self._items.move_to_end(key)
-        return item[0]
-
-    def put(self, key: str, outcome: dict[str, Any]) -> None:
-        size = len(outcome.get("svg", "")) + 1024  # SVG plus a rough allowance for the report
-        if self.max_entries <= 0 or size > self.max_bytes:
-            return
-        if key in self._items:
-            self.bytes -= self._items.pop(key)[1]
-        self._items[key] = (outcome, size)
-        self.bytes += size
-        while len(self._items) > self.max_entries or self.bytes > self.max_bytes:
-            _, (_, evicted) = self._items.popitem(last=False)
-            self.bytes -= evicted
+def outcome_bytes(outcome: dict[str, Any]) -> int:
+    return len(outcome.get("svg", "")) + 1024  # the SVG plus a rough allowance for the report

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import BaseModel, ConfigDict, Field
 
 MAX_STARTS = 64  # a request's multi-start count is bounded like its other sizes
@@ -99,7 +97,10 @@ class DiagramReport(BaseModel):
 
 
 class Diagnostic(BaseModel):
-    source: Literal["domain", "substance", "style"] = Field(description="which program of the trio")
+    source: str = Field(
+        pattern=r"^(domain|substance|style(\[\d+\])?)$",
+        description="which program of the trio: domain, substance, style, or style[i] of a Style list",
+    )
     line: int = Field(description="1-based")
     column: int = Field(description="1-based")
     message: str

@@ -7,10 +7,8 @@ instances: use one per thread.
 
 from __future__ import annotations
 
-import threading
 import time
 import warnings
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +18,7 @@ import adcore
 from adcore import Compiled, cyclic_gc_paused
 
 from ..diagram import Diagram
+from ..lru import LRU
 from ..optimize import GoalValues, StageSpec
 from .energy import (
     energy_function,
@@ -40,43 +39,15 @@ class Functions:
     energy_and_grad: adcore.Fn
     goal_gradients: adcore.Fn | None = None
     kind_fns: list[adcore.Fn] | None = None
-    warnings: list[str] = field(default_factory=list)  # raised while tracing the kinds
+    warnings: list[tuple[str, str]] = field(default_factory=list)  # (kind, text) raised while tracing
 
 
-class FunctionCache:
-    """An LRU of compiled energies by structure (thread-safe)."""
-
-    def __init__(self, size: int = 64):
-        self.size = size
-        self.items: OrderedDict[Any, Functions] = OrderedDict()
-        self.lock = threading.Lock()
-        self.hits = 0
-        self.misses = 0
-
-    def get(self, key: Any) -> Functions | None:
-        with self.lock:
-            found = self.items.get(key)
-            if found is not None:
-                self.items.move_to_end(key)
-                self.hits += 1
-            else:
-                self.misses += 1
-            return found
-
-    def put(self, key: Any, value: Functions) -> None:
-        with self.lock:
-            self.items[key] = value
-            self.items.move_to_end(key)
-            while len(self.items) > self.size:
-                self.items.popitem(last=False)
-
-
-CACHE = FunctionCache()
+CACHE: LRU[Any, Functions] = LRU(64)  # compiled energies by structure
 
 
 class CompiledProblem:
     def __init__(
-        self, diagram: Diagram, *, time_limit: float | None = 60.0, cache: FunctionCache | None = CACHE
+        self, diagram: Diagram, *, time_limit: float | None = 60.0, cache: LRU[Any, Functions] | None = CACHE
     ):
         t0 = time.perf_counter()
         self.diagram = diagram
@@ -96,12 +67,20 @@ class CompiledProblem:
             found = Functions(
                 value_and_grad(energy),
                 kind_fns=kind_fns,
-                warnings=list(dict.fromkeys(f"{w.category.__name__}: {w.message}" for w in caught)),
+                warnings=list(
+                    dict.fromkeys(
+                        (w.category.__name__, f"{w.category.__name__}: {w.message}") for w in caught
+                    )
+                ),
             )
             if cache is not None:
                 cache.put(key, found)
         self.functions = found
-        diagram.warnings.extend(w for w in found.warnings if w not in diagram.warnings)
+        diagram.warnings.extend(
+            text
+            for kind, text in found.warnings
+            if kind not in diagram.exclude_warnings and text not in diagram.warnings
+        )
         self.trace_seconds = time.perf_counter() - t0
         t1 = time.perf_counter()
         for kind in self.kinds:  # our own tables: checked once here instead of at every gather

@@ -85,8 +85,25 @@ class DiagramErrors(DiagramError):
         return "\n".join(str(e) for e in self.errors)
 
 
+def one_per_place(errors: Sequence[DiagramError]) -> list[DiagramError]:
+    """One error per mistake: a Style line fails alike for every match of its block, so errors of
+    the same kind at the same place become the first one, saying how many matches share it."""
+    groups: dict[tuple[str, int, int, str], list[DiagramError]] = {}
+    for e in errors:
+        groups.setdefault((e.source, e.line, e.column, e.kind), []).append(e)
+    merged = []
+    for first, *rest in groups.values():
+        if rest:
+            s = "es" if len(rest) > 1 else ""
+            message = f"{first.message} (and the same in {len(rest)} more match{s} of this block)"
+            first = DiagramError(first.source, first.line, first.column, message, first.excerpt, first.kind)
+        merged.append(first)
+    return merged
+
+
 def raise_all(errors: Sequence[DiagramError]) -> None:
-    """Raise nothing, the single error, or a `DiagramErrors` bundle."""
+    """Raise nothing, the single error, or a `DiagramErrors` bundle, one error per mistake."""
+    errors = one_per_place(errors)
     if len(errors) == 1:
         raise errors[0]
     if errors:

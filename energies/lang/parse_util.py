@@ -188,7 +188,48 @@ def _syntax_error(
         message = "unexpected end of input"
     if expected_text:
         message += f"; expected {expected_text}"
+    brace = unclosed_brace(text)
+    if brace is not None and brace < (line, column or 1):
+        n = line - brace[0]
+        below = f"{n} line{'s' if n > 1 else ''} below" if n else "on this line"
+        message = f"this {{ is never closed: end its block with }} (the parser stopped {below}: {message})"
+        line, column = brace
     return DiagramError.at(source, text, line, column or 1, message, kind="ParseError")
+
+
+_TOKENS = re.compile(r'"(?:[^"\\\n]|\\.)*"|--[^\n]*|/\*.*?\*/|[{}]|\n|\b(?:forall|collect)\b', re.S)
+
+
+def unclosed_brace(text: str) -> tuple[int, int] | None:
+    """Where a `{` that is never closed opens (line, column), judged as a reader would by layout:
+    a `}` that starts a line left of its block's first line, a new `forall`/`collect` block while
+    one is open (Style blocks do not nest), or the end of the text, ends the innermost open brace.
+    Asked only after a syntax error, to point at the cause rather than where the parser noticed."""
+    stack: list[tuple[int, int, int]] = []  # line, column, indentation of the brace's line
+    line, line_start = 1, 0
+    for m in _TOKENS.finditer(text):
+        token = m.group()
+        if token == "\n":
+            line, line_start = line + 1, m.end()
+            continue
+        if token[0] in '"-/':
+            line += token.count("\n")
+            if "\n" in token:
+                line_start = m.start() + token.rindex("\n") + 1
+            continue
+        before = text[line_start : m.start()]
+        indent = len(before) - len(before.lstrip(" \t"))
+        first_on_line = not before.strip()
+        if token == "{":
+            stack.append((line, m.start() - line_start + 1, indent))
+        elif token == "}":
+            if stack and first_on_line and indent < stack[-1][2]:
+                return stack[-1][:2]
+            if stack:
+                stack.pop()
+        elif stack and first_on_line:  # forall / collect starting a line inside a block
+            return stack[-1][:2]
+    return stack[-1][:2] if stack else None
 
 
 # ---- the LALR loop ---------------------------------------------------------------------

@@ -25,6 +25,24 @@ class PropType(Enum):
     SHAPE_LIST = "ShapeListV"  # tuple[Shape, ...]
     CLIP_DATA = "ClipDataV"  # Shape | None  (None is Penrose's NoClip)
 
+    @property
+    def describe(self) -> str:
+        """The type in Style's words, for messages (the tags are Penrose's internal names)."""
+        return _DESCRIBE[self.name]
+
+
+_DESCRIBE = {
+    "FLOAT": "a number",
+    "VECTOR": "a vector",
+    "PT_LIST": "a list of points",
+    "COLOR": "a color",
+    "STRING": "a string",
+    "BOOL": "a boolean",
+    "PATH_DATA": "path data",
+    "SHAPE_LIST": "a list of shapes",
+    "CLIP_DATA": "a clip (clip(shape) or noClip())",
+}
+
 
 @dataclass(frozen=True)
 class Canvas:

@@ -34,24 +34,26 @@ def is_matrix(v: Any) -> bool:
 
 
 def kind_of(v: Any) -> str:
-    """Penrose's name for the kind of a value, for messages."""
+    """The kind of a value in Style's words, with its article ("a number"), for messages."""
     if isinstance(v, bool):
-        return "BoolV"
+        return "a boolean"
     if is_number(v):
-        return "FloatV"
+        return "a number"
     if isinstance(v, str):
-        return "StrV"
+        return "a string"
     if isinstance(v, ShapeInstance):
-        return f"shape {v.kind}"
+        return f"a {v.kind} shape"
     if is_vector(v):
-        return "VectorV"
+        return "a vector"
     if is_matrix(v):
-        return "MatrixV"
+        return "a matrix"
     if isinstance(v, list | tuple) and v and all(isinstance(x, ShapeInstance) for x in v):
-        return "ShapeListV"
+        return "a list of shapes"
     if isinstance(v, list | tuple) and v and all(hasattr(x, "cmd") for x in v):
-        return "PathDataV"
-    return type(v).__name__
+        return "path data"
+    if isinstance(v, list | tuple):
+        return "a list"
+    return "a color" if hasattr(v, "is_none") else "a value of another kind"
 
 
 # ---- scalars with JavaScript's arithmetic on constants --------------------------------------------
@@ -200,9 +202,9 @@ def transpose(v: Any) -> Any:
 def index_value(v: Any, indices: list[int]) -> Any:
     """Penrose's `a[i]` / `m[i][j]` (one index on a list or vector, one or two on a matrix)."""
     if isinstance(v, ShapeInstance) or not isinstance(v, list | tuple):
-        raise StyleTypeError(f"a {kind_of(v)} cannot be indexed")
+        raise StyleTypeError(f"{kind_of(v)} cannot be indexed")
     if len(indices) > 2 or (len(indices) == 2 and not is_matrix(v)):
-        raise StyleTypeError(f"too many indices ({len(indices)}) for a {kind_of(v)}")
+        raise StyleTypeError(f"too many indices ({len(indices)}) for {kind_of(v)}")
     out: Any = v
     for i in indices:
         if not isinstance(out, list | tuple) or not 0 <= i < len(out):

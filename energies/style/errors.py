@@ -23,6 +23,7 @@ class Reporter:
     text: str
     warnings: list[DiagramWarning] = field(default_factory=list)
     _lines: list[str] | None = None
+    _seen: set[DiagramWarning] = field(default_factory=set)
 
     def error(self, pos: Pos | None, message: str, kind: str = "Error") -> DiagramError:
         pos = pos or NOPOS
@@ -34,8 +35,12 @@ class Reporter:
         return DiagramError("style", pos.line, pos.column, message, excerpt, kind)
 
     def warn(self, pos: Pos | None, kind: str, message: str) -> None:
+        """Record a warning once: a line of a block warns the same for every match."""
         pos = pos or NOPOS
-        self.warnings.append(DiagramWarning(kind, message, "style", pos.line, pos.column))
+        warning = DiagramWarning(kind, message, "style", pos.line, pos.column)
+        if warning not in self._seen:
+            self._seen.add(warning)
+            self.warnings.append(warning)
 
 
 class SkipFailed(Exception):

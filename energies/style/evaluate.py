@@ -216,12 +216,12 @@ class Evaluator:
         elif arith.is_vector(first):
             ok = arith.is_vector
         else:
-            raise self.rep.error(pos, f"a list cannot hold a {arith.kind_of(first)}", "BadElementError")
+            raise self.rep.error(pos, f"a list cannot hold {arith.kind_of(first)}", "BadElementError")
         for n, item in enumerate(items):
             if not ok(item):
                 raise self.rep.error(
                     pos,
-                    f"list element {n} is a {arith.kind_of(item)}, unlike the first element "
+                    f"list element {n} is {arith.kind_of(item)}, unlike the first element "
                     f"({arith.kind_of(first)})",
                     "BadElementError",
                 )

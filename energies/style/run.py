@@ -96,6 +96,7 @@ def _evaluate_style(
     exclude_warnings: Iterable[str],
     library: Library | None,
 ) -> Diagram:
+    exclude_warnings = tuple(exclude_warnings)
     rep = Reporter(style_text)
     stages = layout_stages(front.style, rep)
     assignment = build_assignment(front, rep)
@@ -137,6 +138,7 @@ def _evaluate_style(
         stages=stages,
         warnings=warnings,
         variation=variation,
+        exclude_warnings=tuple(exclude_warnings),
     )
 
 

@@ -7,12 +7,14 @@ that Penrose optimizes (`PropSpec.varying`: e.g. Circle `center`, `r`) become ne
 sampled colors and fixed defaults are constants. Text and Equation `width`, `height`, `ascent` and
 `descent`, when the Style leaves them unset, are the label's measurements (`energies.labels`),
 fixed before optimization as in Penrose. Properties a shape type does not declare are Penrose's
-passthrough attributes: they must be strings or numbers and are kept in `props` as given.
+passthrough attributes: they must be strings or numbers and are kept in `props` as given; one that
+looks like a misspelt property (strokeWidht) also gets an UnknownPropertyWarning naming it.
 A shape's `name` is its path (e.g. "`A`.icon"), as Penrose names shapes.
 """
 
 from __future__ import annotations
 
+from difflib import get_close_matches
 from typing import TYPE_CHECKING, Any
 
 from energies.diagram import ShapeInstance
@@ -28,6 +30,9 @@ if TYPE_CHECKING:
     from energies.shapes.seedrandom import SeedRandom
     from energies.style.evaluate import Evaluator
 
+# difflib's similarity above which an unknown property reads as a misspelt one: strokeWidht and
+# strokewidth are (0.91), SVG's own strokeLinejoin beside strokeLinecap (0.74) is not
+MISSPELLING = 0.8
 LABEL_PROPS = ("width", "height", "ascent", "descent")
 LABEL_INPUTS = ("string", "fontSize", "fontFamily", "fontWeight", "fontStyle", "fontVariant", "fontStretch")
 
@@ -124,6 +129,14 @@ def build_shape(ev: Evaluator, ref: ObjectRef, source: ShapeSource) -> ShapeInst
                 f"or a number, not {arith.kind_of(value)}",
                 "BadShapeParamTypeError",
             )
+        close = get_close_matches(name, spec.props, n=1, cutoff=MISSPELLING)
+        if close:  # a name far from every property is a deliberate SVG attribute (opacity, style)
+            ev.rep.warn(
+                prop_source.pos,
+                "UnknownPropertyWarning",
+                f"{source.kind} has no property {name} (did you mean {close[0]}?); it passes through to"
+                " the SVG as an attribute",
+            )
         props[name] = value
     shape = ShapeInstance(ref.key, source.kind, props)
     ev.shapes[ref.key] = shape
@@ -136,7 +149,7 @@ def check_prop(ev: Evaluator, ref: ObjectRef, name: str, ptype: PropType, value:
     if fixed is _BAD:
         raise ev.rep.error(
             pos,
-            f"{ref.key}.{name} must be a {ptype.value}, not {arith.kind_of(value)}",
+            f"{ref.key}.{name} must be {ptype.describe}, not {arith.kind_of(value)}",
             "BadShapeParamTypeError",
         )
     return fixed

@@ -6,7 +6,7 @@ import os
 import signal
 import time
 
-from registry.trios import TrioSpec
+from service.trios import TrioSpec
 
 
 def behave(trio: TrioSpec, timeout: float | None) -> dict:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from registry.constructs import coverage, render
-from registry.trios import TrioSpec
+from service.trios import TrioSpec
 
 DOMAIN = "type Set\nsymmetric predicate Meets(Set a, Set b)\n"
 

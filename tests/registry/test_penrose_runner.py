@@ -25,7 +25,7 @@ from registry.penrose_task import (
     trio_payload,
 )
 from registry.runner import run_isolated
-from registry.trios import TrioSpec, load_registry, svg_name
+from service.trios import TrioSpec, load_registry, svg_name
 
 SHARED = Path(__file__).resolve().parents[2] / ".." / "shared"
 REGISTRY = SHARED / "penrose-registry"

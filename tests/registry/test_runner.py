@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from registry.runner import FIELDS, Callbacks, run_dask, run_isolated, run_local
-from registry.trios import TrioSpec
+from service.trios import TrioSpec
 from tests.registry.registry_fake_tasks import behave
 
 

@@ -26,8 +26,8 @@ HAS_REGISTRY = (REGISTRY / "registry.json").is_file() and (REFERENCE / "results.
 
 def render_registry_trio(key: str, **options: Any) -> Any:
     """A registry trio (by key) through `render_trio`, its images resolved, warnings silenced."""
-    from registry.trios import load_trio
-    from service.pipeline import render_trio, trio_image_resolver
+    from service.pipeline import render_trio
+    from service.trios import load_trio, trio_image_resolver
 
     trio = load_trio(REGISTRY / f"{key}.trio.json", key=key)
     with warnings.catch_warnings():

@@ -245,3 +245,17 @@ def test_start_count_and_budget_reach_the_layout(tmp_path):
     assert r.returncode == 0, r.stderr
     portfolio = json.loads(report.read_text())["portfolio"]
     assert portfolio["stopped"] == "seconds" and "1 of 6" in portfolio["cutShort"]
+
+
+def test_warnings_name_the_style_file_and_its_own_line(tmp_path):
+    trio = copy_example("sets", tmp_path)
+    (tmp_path / "extra.style").write_text("-- extra\nforall Set s {\n  s.x = Circle { strokeWidht: 3 }\n}\n")
+    data = json.loads(trio.read_text())
+    data["style"] = [*data["style"], "./extra.style"]
+    trio.write_text(json.dumps(data))
+    done = run_cli("render", str(trio), "-o", str(tmp_path / "x.svg"))
+    assert done.returncode == 0, done.stderr
+    assert (
+        f"warning: {tmp_path / 'extra.style'}:3:18: UnknownPropertyWarning: Circle has no property"
+        " strokeWidht (did you mean strokeWidth?)" in done.stderr
+    )

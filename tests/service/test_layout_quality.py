@@ -15,7 +15,8 @@ import math
 import pytest
 
 from registry.report import verdict
-from service.pipeline import Rendering, concrete_shapes
+from service.concrete import concrete_shapes
+from service.pipeline import Rendering
 
 from .service_support import HAS_REGISTRY, REFERENCE, render_registry_trio
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from registry.trios import load_trio
+from service.trios import load_trio
 
 SHARED = Path(__file__).resolve().parents[2] / ".." / "shared"
 REGISTRY = SHARED / "penrose-registry"

@@ -16,8 +16,8 @@ import sys
 
 import pytest
 
-from registry.trios import load_trio
-from service.pipeline import render_trio, trio_image_resolver
+from service.pipeline import render_trio
+from service.trios import load_trio, trio_image_resolver
 
 from .service_support import HAS_REGISTRY, REFERENCE, REGISTRY, REPO, render_registry_trio
 

@@ -9,21 +9,26 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from energies.lang.errors import DiagramError, DiagramErrors
-from service.app import wants_json
+from service.app import negotiate
 from service.examples import example
-from service.layout_job import diagnostics_of, finite_or_none, run_layout
+from service.jsonable import finite_or_none
+from service.layout_job import diagnostics_of, run_layout
 from service.result_cache import ResultCache, request_key
 
 
-def test_wants_json_respects_media_types_and_quality():
-    assert wants_json("application/json")
-    assert not wants_json(None) and not wants_json("")
-    assert not wants_json("image/svg+xml")
-    assert not wants_json("*/*")  # the default answer is the SVG
-    assert wants_json("image/svg+xml;q=0.5, application/json")
-    assert not wants_json("application/json;q=0.2, image/svg+xml")
-    assert not wants_json("application/json;q=0")
-    assert wants_json("text/html, application/json, */*;q=0.8")
+def test_negotiate_respects_media_types_and_quality():
+    assert negotiate("application/json") == "json"
+    assert negotiate(None) == negotiate("") == "svg"
+    assert negotiate("image/svg+xml") == "svg"
+    assert negotiate("*/*") == negotiate("image/*") == negotiate("text/html") == "svg"  # the default
+    assert negotiate("image/svg+xml;q=0.5, application/json") == "json"
+    assert negotiate("application/json;q=0.2, image/svg+xml") == "svg"
+    assert negotiate("application/json;q=0") == "svg"
+    assert negotiate("text/html, application/json, */*;q=0.8") == "json"
+    assert negotiate("image/png") == "png"
+    assert negotiate("application/pdf, image/svg+xml;q=0.9") == "pdf"
+    assert negotiate("image/png;q=0.5, image/svg+xml") == "svg"
+    assert negotiate("image/png, */*;q=0.8") == "png"
 
 
 def test_request_key_depends_on_every_field():
@@ -51,7 +56,7 @@ def test_result_cache_is_lru_and_bounded_by_entries_and_bytes():
     for k in "pqr":
         by_size.put(k, {"svg": "x" * 1_500})  # 2,524 bytes each with the report allowance
     assert len(by_size) == 1 and by_size.get("r") is not None
-    assert by_size.bytes <= 5_000
+    assert by_size.weight <= 5_000
     by_size.put("huge", {"svg": "x" * 10_000})  # larger than the whole cache: not stored
     assert by_size.get("huge") is None and by_size.get("r") is not None
 
@@ -61,6 +66,13 @@ def test_finite_or_none_makes_reports_json_safe():
     out = finite_or_none(value)
     assert out == {"e": None, "g": [1.0, None, {"v": None}], "s": "x", "i": 3}
     json.dumps(out, allow_nan=False)
+    import numpy as np
+
+    assert finite_or_none({"n": np.float64("nan"), "k": np.int64(3), "t": (np.float32(0.5),)}) == {
+        "n": None,
+        "k": 3,
+        "t": [0.5],
+    }
 
 
 def test_diagnostics_are_deduplicated_by_place_and_message():

@@ -11,9 +11,10 @@ import adcore
 from adcore import math as am
 from energies.compile import energy as energy_mod
 from energies.compile import kinds as kinds_mod
-from energies.compile.problem import CompiledProblem, FunctionCache
+from energies.compile.problem import CompiledProblem
 from energies.diagram import Diagram, GoalInstance, ShapeInstance, Unknowns
 from energies.expr import input_node
+from energies.lru import LRU
 from energies.optimize import optimize
 
 
@@ -102,7 +103,7 @@ def test_optimization_satisfies_all_pairs_disjoint() -> None:
 
 
 def test_structure_cache_reuses_compiled_functions() -> None:
-    cache = FunctionCache()
+    cache = LRU(64)
     first = CompiledProblem(circles_diagram(8, seed=1), cache=cache)
     second = CompiledProblem(circles_diagram(8, seed=2), cache=cache)
     assert not first.cache_hit and second.cache_hit

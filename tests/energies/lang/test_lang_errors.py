@@ -21,7 +21,24 @@ from energies.lang.substance_env import check_substance
     [
         (parse_style, "forall Set x {\n  x.a = (1, \n}", 3, 1, "unexpected token '}'"),
         (parse_style, "forall Set x {\n  x.a = 1 @ 2\n}", 2, 11, "unexpected character '@'"),
-        (parse_style, "forall Set x {\n  x.a = 1", 2, 10, "unexpected end of input"),
+        (
+            parse_style,
+            "forall Set x {\n  x.a = 1",
+            1,
+            14,
+            "never closed: end its block with } (the parser stopped 1 line below: unexpected end of input",
+        ),
+        # an unclosed block is reported at its opening brace, not where the parser noticed
+        (parse_style, "forall Set x {\n  x.a = 1\n\nforall Set y {\n}", 1, 14, "this { is never closed"),
+        (parse_style, "forall Set x {\n  x.c = Circle {\n}", 2, 16, "this { is never closed"),
+        (parse_style, "forall Set x {\n  x.c = Circle {\n  }\n", 1, 14, "this { is never closed"),
+        (
+            parse_style,
+            '-- a { in a comment\nforall Set x {\n  x.s = "{"\n  x.a = (1, \n}',
+            5,
+            1,
+            "unexpected",
+        ),
         (parse_style, "forall Set x where {\n}", 1, 20, "unexpected token '{'"),
         (parse_style, 'canvas {\n  s = "open\n}', 2, 7, "unexpected character '\"'"),
         (parse_style, "shapes = [a]\n", 1, 1, "only `layout = [...]`"),

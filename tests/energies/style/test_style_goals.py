@@ -121,9 +121,9 @@ def test_layering_between_groups_orders_the_groups():
 
 def test_goal_arguments_are_checked_against_the_library_parameter_kinds():
     for goal, column, text in [
-        ("ensure lessThan(x.icon, 2)", 19, "argument x must be a number, not shape Circle"),
+        ("ensure lessThan(x.icon, 2)", 19, "argument x must be a number, not a Circle shape"),
         ("ensure disjoint(x.icon, 3)", 27, "argument s2 must be a shape"),
-        ("ensure perpendicular((1, 2), 2, (3, 4))", 32, "argument p must be a vector, not FloatV"),
+        ("ensure perpendicular((1, 2), 2, (3, 4))", 32, "argument p must be a vector, not a number"),
     ]:
         with pytest.raises(DiagramError) as info:
             build(

@@ -154,7 +154,7 @@ def test_real_library_function_runs():
     ("body", "kind", "line", "column", "text"),
     [
         ('ensure equal("a" - "b", 1)', "BinOpTypeError", 6, 16, "not defined on strings"),
-        ("ensure equal((1, 2) + 3, 1)", "BinOpTypeError", 6, 17, "VectorV and FloatV"),
+        ("ensure equal((1, 2) + 3, 1)", "BinOpTypeError", 6, 17, "a vector and a number"),
         ("ensure equal(nope(1), 1)", "InvalidFunctionNameError", 6, 16, "unknown function nope"),
         ("ensure equal(twice(1, 2), 1)", "ArgLengthMismatch", 6, 16, "expects 1 argument"),
         ("ensure equal(fail(1), 1)", "FunctionInternalError", 6, 16, "function fail"),

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from registry.trios import (
+from service.trios import (
     TrioError,
     TrioLoadFailure,
     TrioSpec,

@@ -1,0 +1,48 @@
+"""The Python API a notebook uses: load_trio, render_file (local images inlined), render_trio with a
+Style list, and a Rendering that displays itself (Jupyter's _repr_svg_/_repr_png_) and prints short."""
+
+from __future__ import annotations
+
+import io
+import re
+
+from PIL import Image
+
+import service
+from service.examples import EXAMPLES_DIR
+
+
+def test_render_file_displays_itself_and_prints_one_line(tmp_path):
+    rendering = service.render_file(EXAMPLES_DIR / "sets.trio.json")
+    text = repr(rendering)
+    assert len(text) < 200 and "\n" not in text
+    assert re.fullmatch(
+        r"<Rendering 500x400 canvas, \d+ shapes, \w+, energy \S+, \d+ violated, \d+ warnings, \d+ ms>", text
+    )
+    assert rendering._repr_svg_().startswith("<svg") and rendering._repr_svg_() == rendering.svg
+    assert Image.open(io.BytesIO(rendering._repr_png_())).size == (500, 400)
+    assert rendering.save(tmp_path / "x.pdf").read_bytes().startswith(b"%PDF-")
+
+
+def test_load_trio_and_render_trio_with_a_style_list():
+    trio = service.load_trio(EXAMPLES_DIR / "sets.trio.json")
+    assert trio.key == "sets" and "forall" in trio.style
+    halves = trio.style.split("\n", 1)
+    joined = service.render_trio(trio.domain, trio.substance, halves, trio.variation)
+    assert joined.svg == service.render_trio(trio.domain, trio.substance, trio.style, trio.variation).svg
+
+
+def test_render_file_inlines_local_images_only_from_the_trio_folder(tmp_path):
+    Image.new("RGB", (4, 3), "red").save(tmp_path / "dot.png")
+    (tmp_path / "t.domain").write_text("type T")
+    (tmp_path / "t.substance").write_text("T a, b")
+    (tmp_path / "t.style").write_text(
+        "canvas {\n  width = 100\n  height = 100\n}\nforall T t {\n"
+        '  t.i = Image { href: "dot.png" }\n  t.j = Image { href: "../outside.png" }\n}'
+    )
+    (tmp_path / "t.trio.json").write_text(
+        '{"domain": "t.domain", "substance": "t.substance", "style": "t.style"}'
+    )
+    svg = service.render_file(tmp_path / "t.trio.json", variation="v").svg
+    assert svg.count('href="data:image/png;base64,') == 2  # one per T
+    assert svg.count('href="../outside.png"') == 2  # passes through, never read
