@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-
 from adcore import WasmTimeout, WasmTrap
 from energies.compile import compile_problem
 from energies.diagram import Diagram
