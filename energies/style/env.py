@@ -28,6 +28,7 @@ from energies.lang.ast import Pos
 from energies.lang.errors import DiagramError, raise_all
 from energies.lang.frontend import FrontEnd
 from energies.lang.match import BlockMatches
+from energies.limits import check_deadline
 from energies.shapes import SHAPE_TYPES
 from energies.style.context import (
     BlockContext,
@@ -162,6 +163,7 @@ class _Builder:
             return
         count = 0
         for match_index in range(len(bm.matches)):
+            check_deadline("running the Style's blocks")
             if len(self.errors) >= MAX_ERRORS:
                 break
             count += 1

@@ -24,6 +24,7 @@ of matches cheap, and change nothing it produces:
 from __future__ import annotations
 
 from energies.lang.errors import DiagramError
+from energies.limits import MAX_SHAPES, check_deadline
 from energies.style.context import (
     INERT_EXPRS,
     BlockContext,
@@ -109,6 +110,13 @@ def shape_order(assignment: Assignment, rep: Reporter) -> list[tuple[str, ShapeS
                 if kind == "sub":
                     substance_field[ref.key] = ref.field
                     waiting[ref.field] = waiting.get(ref.field, 0) + 1
+    if len(unplaced) > MAX_SHAPES:
+        first_beyond = list(unplaced.values())[MAX_SHAPES]
+        raise rep.error(
+            first_beyond.pos,
+            f"the Style creates {len(unplaced):,} shapes, above the limit of {MAX_SHAPES:,}",
+            "ShapeLimitError",
+        )
     placed: dict[str, ShapeSource] = {}
 
     def place(key: str) -> None:
@@ -166,6 +174,7 @@ class _EvaluationWalk:
                 self.root(ref)
             roles: dict[int, _LocalRoles] = {}
             for plan, match_index in self.assignment.locals.order():
+                check_deadline("evaluating the Style")
                 ctx = plan.context(match_index)
                 self.local_scope(ctx, _roles(plan, roles))
             for ref, _ in self.assignment.scope_fields("sub"):
@@ -198,6 +207,7 @@ class _EvaluationWalk:
         self.done.add(ref.key)
         stack: list[tuple[ObjectRef, list[ObjectRef], int]] = [(ref, self.reads(ref), 0)]
         while stack:
+            check_deadline("evaluating the Style")
             node, deps, i = stack.pop()
             if i < len(deps):
                 stack.append((node, deps, i + 1))

@@ -26,6 +26,7 @@ from energies.diagram import Diagram, ShapeInstance
 from energies.lang import style_ast as S
 from energies.lang.errors import raise_all, visible_warnings
 from energies.lang.frontend import FrontEnd
+from energies.limits import MAX_CANVAS_SIZE
 from energies.shapes import Canvas, rng_for
 from energies.style import layering
 from energies.style.context import ExprSource
@@ -62,7 +63,14 @@ def canvas_size(assignment: Assignment, rep: Reporter) -> tuple[float, float]:
             )
         if not isinstance(source, ExprSource) or not isinstance(source.expr, S.Fix):
             raise rep.error(source.pos, f"canvas.{attr} must be a number", "CanvasNonexistentDimsError")
-        size.append(source.expr.value)
+        value = source.expr.value
+        if not 0 < value <= MAX_CANVAS_SIZE:  # also refuses NaN
+            raise rep.error(
+                source.pos,
+                f"canvas.{attr} must be above 0 and at most {MAX_CANVAS_SIZE:,.0f} pixels, got {value:g}",
+                "CanvasSizeError",
+            )
+        size.append(value)
     return size[0], size[1]
 
 
