@@ -163,6 +163,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 "starts": body.starts,
                 "startSeconds": body.startSeconds,
                 "timeLimit": settings.time_limit,
+                "unsafeSvg": settings.unsafe_svg,
                 "goals": want_json,  # the goal list costs seconds for huge diagrams: only for JSON
             }
             try:

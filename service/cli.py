@@ -194,6 +194,7 @@ def cmd_render(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
             resolve_image=trio_image_resolver(inputs.base_dir, *inputs.style_dirs),
             on_progress=progress_printer(sys.stderr) if tty else None,
             portfolio=portfolio_settings(args.starts, args.start_seconds),
+            safe_svg=not args.unsafe,
         )
     except DiagramError as e:
         print(format_diagram_error(e, inputs), file=sys.stderr)
@@ -241,6 +242,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         "workers": args.workers,
         "time_limit": args.time_limit,
         "max_body_bytes": args.max_body_bytes,
+        "unsafe_svg": args.unsafe,
     }
     settings = type(base)(**{**base.__dict__, **{k: v for k, v in overrides.items() if v is not None}})
     uvicorn.run(create_app(settings), host=args.host, port=args.port, log_level="info", access_log=False)
@@ -282,6 +284,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="seconds for the starts after the first (default: no budget; a cut makes the layout"
         " machine-dependent)",
     )
+    render.add_argument(
+        "--unsafe",
+        action="store_true",
+        help="keep Penrose's full passthrough of Style properties to the SVG, even event handlers and"
+        " external URLs (only for Styles you trust)",
+    )
 
     serve = sub.add_parser("serve", help="serve the HTTP API and the playground")
     serve.add_argument("--host", default=os.environ.get("PENROSE_HOST", "127.0.0.1"))
@@ -291,6 +299,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--time-limit", type=float, help="seconds per layout (default $PENROSE_TIME_LIMIT or 30)"
     )
     serve.add_argument("--max-body-bytes", type=int, help="request size limit (default 1000000)")
+    serve.add_argument(
+        "--unsafe",
+        action="store_const",
+        const=True,
+        help="answer SVGs with Penrose's full passthrough, even event handlers and external URLs"
+        " (default $PENROSE_UNSAFE_SVG or off; only for trusted clients)",
+    )
     return parser
 
 

@@ -81,6 +81,7 @@ def run_layout(job: dict[str, Any]) -> dict[str, Any]:
             time_limit=float(job["timeLimit"]),
             resolve_image=None,
             portfolio=portfolio_settings(job.get("starts"), job.get("startSeconds")),
+            safe_svg=not job.get("unsafeSvg", False),
         )
     except DiagramError as e:
         diagnostics = diagnostics_of(e)

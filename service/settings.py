@@ -16,6 +16,15 @@ def _env_float(name: str, default: float) -> float:
     return float(raw) if raw not in (None, "") else default
 
 
+def _env_flag(name: str) -> bool:
+    raw = os.environ.get(name, "").strip().lower()
+    if raw in ("", "0", "false", "no", "off"):
+        return False
+    if raw in ("1", "true", "yes", "on"):
+        return True
+    raise ValueError(f"{name} must be 1/true/yes/on or 0/false/no/off, got {raw!r}")
+
+
 @dataclass(frozen=True)
 class Settings:
     workers: int = 2  # layout worker processes
@@ -26,6 +35,9 @@ class Settings:
     # A worker still busy this long after its time limit is stuck outside Wasm (e.g. in Python):
     # it is killed and replaced, and its request answered 504.
     kill_grace: float = 15.0
+    # Penrose's full passthrough of Style properties to SVG attributes, event handlers and external
+    # URLs included: only for trusted clients (service.render's safe mode is the default).
+    unsafe_svg: bool = False
 
 
 def settings_from_env() -> Settings:
@@ -35,4 +47,5 @@ def settings_from_env() -> Settings:
         max_body_bytes=_env_int("PENROSE_MAX_BODY_BYTES", Settings.max_body_bytes),
         result_cache_entries=_env_int("PENROSE_CACHE_ENTRIES", Settings.result_cache_entries),
         result_cache_bytes=_env_int("PENROSE_CACHE_BYTES", Settings.result_cache_bytes),
+        unsafe_svg=_env_flag("PENROSE_UNSAFE_SVG"),
     )
