@@ -40,6 +40,7 @@ STATIC_DIR = Path(__file__).resolve().parent / "static"
 SVG = "image/svg+xml"
 
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    400: {"model": ErrorResponse, "description": "The body is not readable (e.g. not UTF-8)"},
     413: {"model": ErrorResponse, "description": "The request body exceeds the size limit"},
     422: {"model": ErrorResponse, "description": "A mistake in the trio (with its place) or a failed layout"},
     503: {"model": ErrorResponse, "description": "The layout worker crashed; retry"},
@@ -196,8 +197,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             return error_response(
                 request, 422, "diagram", outcome["message"], diagnostics=outcome["diagnostics"]
             )
-        if kind == "render":
-            return error_response(request, 422, "render", outcome["message"])
+        if kind in ("render", "memory"):
+            return error_response(request, 422, kind, outcome["message"])
         if kind == "layout":
             status = outcome["status"]
             code = 504 if status == "timeout" else 422
