@@ -466,6 +466,7 @@ def safe_attribute(name: str, value: str) -> bool:
 def clean_tree(root: ET.Element, safe: bool) -> None:
     """Make the document well-formed XML and, when `safe`, inert (see the module's contract)."""
     for elem in root.iter():
+        check_deadline("rendering the SVG")
         if elem.text:
             elem.text = xml_chars(elem.text)
         for name, value in list(elem.attrib.items()):

@@ -110,13 +110,6 @@ def shape_order(assignment: Assignment, rep: Reporter) -> list[tuple[str, ShapeS
                 if kind == "sub":
                     substance_field[ref.key] = ref.field
                     waiting[ref.field] = waiting.get(ref.field, 0) + 1
-    if len(unplaced) > MAX_SHAPES:
-        first_beyond = list(unplaced.values())[MAX_SHAPES]
-        raise rep.error(
-            first_beyond.pos,
-            f"the Style creates {len(unplaced):,} shapes, above the limit of {MAX_SHAPES:,}",
-            "ShapeLimitError",
-        )
     placed: dict[str, ShapeSource] = {}
 
     def place(key: str) -> None:
@@ -137,6 +130,7 @@ def shape_order(assignment: Assignment, rep: Reporter) -> list[tuple[str, ShapeS
         meet(ref, source)
     roles: dict[int, _LocalRoles] = {}
     for plan, match_index in assignment.locals.order():
+        check_deadline("ordering the shapes")
         local = roles.get(id(plan)) or _roles(plan, roles)
         if not (local.shapes or local.path_error or any(waiting.get(f) for f in local.substance_fields)):
             continue  # this scope can neither place a shape nor fail
@@ -146,7 +140,15 @@ def shape_order(assignment: Assignment, rep: Reporter) -> list[tuple[str, ShapeS
         for name, source in local.items:
             meet(ObjectRef(scope, name), source)
     for ref, source in assignment.scope_fields("sub"):
+        check_deadline("ordering the shapes")
         meet(ref, source)
+    if len(placed) > MAX_SHAPES:  # before any shape's properties are sampled or evaluated
+        first_beyond = list(placed.values())[MAX_SHAPES]
+        raise rep.error(
+            first_beyond.pos,
+            f"the Style creates {len(placed):,} shapes, above the limit of {MAX_SHAPES:,}",
+            "ShapeLimitError",
+        )
     return list(placed.items())
 
 

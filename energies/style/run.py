@@ -26,7 +26,7 @@ from energies.diagram import Diagram, ShapeInstance
 from energies.lang import style_ast as S
 from energies.lang.errors import raise_all, visible_warnings
 from energies.lang.frontend import FrontEnd
-from energies.limits import MAX_CANVAS_SIZE
+from energies.limits import MAX_CANVAS_SIZE, check_deadline
 from energies.shapes import Canvas, rng_for
 from energies.style import layering
 from energies.style.context import ExprSource
@@ -110,7 +110,10 @@ def _evaluate_style(
     canvas = Canvas(width, height)
     shape_sources = shape_order(assignment, rep)
     rng = rng_for(variation)
-    defaults = {key: sample_defaults(source.kind, canvas, rng) for key, source in shape_sources}
+    defaults = {}
+    for key, source in shape_sources:
+        check_deadline("sampling the shapes' initial values")
+        defaults[key] = sample_defaults(source.kind, canvas, rng)
     ev = Evaluator(assignment, rep, canvas, rng, library or Library(), defaults)
     with deep_recursion():
         errors = evaluate_all(ev, assignment, rep)  # dependencies first, so recursion stays shallow
