@@ -114,20 +114,23 @@ def _assignments(iset: A.IndexSet, room: int) -> list[dict[str, int]]:
             f"index set has {combinations:,} combinations, above the limit of {MAX_INDEX_COMBINATIONS:,}",
             "IndexSetTooLarge",
         )
+
+    def too_many(n: int) -> _IndexError:
+        limit = f"the Substance's limit of {MAX_SUBSTANCE_STATEMENTS:,} statements in all"
+        return _IndexError(iset.pos, f"index set makes {n:,} statements, beyond {limit}", "IndexSetTooLarge")
+
+    if iset.condition is None and combinations > room:  # no filter: every combination is a statement
+        raise too_many(combinations)
     axes = [np.arange(low, high + 1) for low, high in bounds]
     grids = np.meshgrid(*axes, indexing="ij")
-    env = {n: g.ravel().astype(float) for n, g in zip(names, grids, strict=True)}
     keep = np.ones(grids[0].size, dtype=bool)
     if iset.condition is not None:
+        env = {n: g.ravel().astype(float) for n, g in zip(names, grids, strict=True)}
         keep = np.broadcast_to(_cond(iset.condition, env), keep.shape)
+        del env
     kept = int(np.count_nonzero(keep))
     if kept > room:
-        raise _IndexError(
-            iset.pos,
-            f"index set makes {kept:,} statements, beyond the Substance's limit of "
-            f"{MAX_SUBSTANCE_STATEMENTS:,} statements in all",
-            "IndexSetTooLarge",
-        )
+        raise too_many(kept)
     cols = [g.ravel()[keep] for g in grids]
     return [dict(zip(names, map(int, row), strict=True)) for row in zip(*cols, strict=True)]
 
