@@ -64,10 +64,11 @@ def canvas_size(assignment: Assignment, rep: Reporter) -> tuple[float, float]:
         if not isinstance(source, ExprSource) or not isinstance(source.expr, S.Fix):
             raise rep.error(source.pos, f"canvas.{attr} must be a number", "CanvasNonexistentDimsError")
         value = source.expr.value
-        if not 0 < value <= MAX_CANVAS_SIZE:  # also refuses NaN
+        # Zero is Penrose's: the registry's tutorial starter draws its empty 0x0 canvas.
+        if not 0 <= value <= MAX_CANVAS_SIZE:  # also refuses NaN
             raise rep.error(
                 source.pos,
-                f"canvas.{attr} must be above 0 and at most {MAX_CANVAS_SIZE:,.0f} pixels, got {value:g}",
+                f"canvas.{attr} must be from 0 to {MAX_CANVAS_SIZE:,.0f} pixels, got {value:g}",
                 "CanvasSizeError",
             )
         size.append(value)

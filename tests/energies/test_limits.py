@@ -125,11 +125,15 @@ def test_shape_count_is_refused_before_shapes_are_built(monkeypatch):
     assert (error.source, error.line) in {("style", 6), ("style", 7)}  # a Circle of the sixth set
 
 
-@pytest.mark.parametrize(("width", "shown"), [("-100", "-100"), ("0", "0"), ("1e9", "1e+09")])
+@pytest.mark.parametrize(("width", "shown"), [("-100", "-100"), ("-0.5", "-0.5"), ("1e9", "1e+09")])
 def test_canvas_sizes_must_be_positive_and_bounded(width, shown):
     error = refusal("Set a", f"canvas {{\n  width = {width}\n  height = 300\n}}\n")
     assert (error.source, error.line) == ("style", 2)
-    assert f"canvas.width must be above 0 and at most 100,000 pixels, got {shown}" in error.message
+    assert f"canvas.width must be from 0 to 100,000 pixels, got {shown}" in error.message
+
+
+def test_a_zero_canvas_is_penroses_empty_drawing():
+    build_diagram("type Set", "Set a", "canvas {\n  width = 0\n  height = 0\n}\n", "v")
 
 
 def test_the_deadline_cuts_every_phase_it_reaches():

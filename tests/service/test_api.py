@@ -204,7 +204,7 @@ def test_sizes_beyond_the_limits_are_422_naming_construct_place_and_limit(client
     assert r.status_code == 422, r.text
     (d,) = r.json()["diagnostics"]
     assert (d["source"], d["line"]) == ("style", 2)
-    assert "canvas.width must be above 0 and at most 100,000 pixels, got -100" in d["message"]
+    assert "canvas.width must be from 0 to 100,000 pixels, got -100" in d["message"]
 
 
 def test_request_id_is_echoed_and_logs_omit_the_body(client, caplog):

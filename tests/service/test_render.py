@@ -10,6 +10,8 @@ from energies.labels import measure_equation, measure_text
 from energies.shapes import Canvas, Color, Coord, PathCmd, Shape, Values, make_default_props, rng_for
 from service.render import RenderError, render_svg
 
+from .service_support import inert
+
 SVG = "{http://www.w3.org/2000/svg}"
 CANVAS = Canvas(400.0, 300.0)  # screen x = 200 + x, screen y = 150 - y
 RED = Color(1.0, 0.0, 0.0, 1.0)
@@ -416,18 +418,6 @@ def hostile_circle() -> Shape:
     circle = shape("Circle", "c", strokeColor=RED)
     circle.passthrough.update(HOSTILE_PASSTHROUGH)
     return circle
-
-
-def inert(root: ET.Element) -> bool:
-    """No attribute of the document runs script or loads a resource."""
-    for elem in list(root.iter())[1:]:
-        for name, value in elem.attrib.items():
-            folded = "".join(value.split()).lower()
-            if name.lower().startswith("on") or ("href" in name and not folded.startswith("data:image/")):
-                return False
-            if "url(" in folded.replace("url(#", "") or "javascript:" in folded or "\\" in folded:
-                return False
-    return True
 
 
 def test_safe_mode_drops_what_runs_script_or_loads_a_url():
