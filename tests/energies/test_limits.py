@@ -146,3 +146,11 @@ def test_the_deadline_cuts_every_phase_it_reaches():
         build_diagram("type Set", substance, style, "v")
     assert time.monotonic() - began < 3.0
     assert caught.value.phase  # names what was running
+
+
+def test_far_too_many_shapes_are_refused_before_the_style_runs(monkeypatch):
+    monkeypatch.setattr("energies.style.env.MAX_SHAPES", 10)
+    style = CANVAS + "forall Set s {\n  s.c = Circle { }\n  s.d = Circle { }\n  s.x = 1\n}"
+    error = refusal("Set s_i for i in [1, 11]", style)
+    assert "would create up to 22 shapes; the limit is 10" in error.message
+    assert (error.source, error.line, error.column) == ("style", 5, 1)  # the block's header
