@@ -121,13 +121,13 @@ SLOW = "infeasible"  # optimizes until the time limit ends it
 
 
 @contextmanager
-def server(workers: int, time_limit: float) -> Iterator[tuple[str, int]]:
-    """`python -m service serve` on a free loopback port with the default settings but the time
-    limit (no result cache, so every request is laid out): its URL and process id."""
+def server(workers: int, time_limit: float, code: Path = REPO) -> Iterator[tuple[str, int]]:
+    """`python -m service serve` of the checkout `code` on a free loopback port with the default
+    settings but the time limit (no result cache, so every request is laid out): its URL and pid."""
     port = free_port()
     env = {**os.environ, "PENROSE_TIME_LIMIT": str(time_limit), "PENROSE_CACHE_ENTRIES": "0"}
     cmd = [sys.executable, "-m", "service", "serve", "--port", str(port), "--workers", str(workers)]
-    process = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(cmd, cwd=code, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     try:
         started = time.monotonic()
@@ -232,10 +232,13 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--time-limit", type=float, default=30.0)
     parser.add_argument("--only", action="append", choices=[*CASES, "behind-two"], help="run these only")
+    parser.add_argument(
+        "--code", type=Path, default=REPO, help="serve this checkout instead (e.g. an older one, to compare)"
+    )
     args = parser.parse_args()
     chosen = args.only or [*CASES, "behind-two"]
     failures: list[str] = []
-    with server(args.workers, args.time_limit) as (url, pid):
+    with server(args.workers, args.time_limit, args.code) as (url, pid):
         idle = [round(rss_mb(p)) for p in worker_pids(pid)]
         print(
             f"server {url}: {args.workers} workers, time limit {args.time_limit:g} s; idle workers {idle} MB"

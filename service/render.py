@@ -22,6 +22,7 @@ through) they came from. `safe=False` keeps Penrose's full passthrough, for trus
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import xml.etree.ElementTree as ET
@@ -81,6 +82,13 @@ XML_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
 EXTERNAL_URL = re.compile(r"url\((?!['\"]?#)")
 SCRIPTING = ("javascript:", "vbscript:", "@import", "expression(", "\\")
 EMBEDDED_IMAGE = re.compile(r"data:image/[a-z0-9.+-]+[;,]")
+# what url(, javascript:, @import and escapes need, or XML forbids
+SUSPECT_VALUE = re.compile(r"[(:@\\\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+@functools.lru_cache(maxsize=1024)  # attribute names are few, but passthrough names are a Style's
+def suspect_name(name: str) -> bool:
+    return name.lower().startswith(("on", "xml")) or name.lower().endswith("href")
 
 
 class Node(BaseElement):
@@ -467,15 +475,18 @@ def clean_tree(root: ET.Element, safe: bool) -> None:
     """Make the document well-formed XML and, when `safe`, inert (see the module's contract)."""
     for elem in root.iter():
         check_deadline("rendering the SVG")
-        if elem.text:
+        if elem.text and XML_FORBIDDEN.search(elem.text):
             elem.text = xml_chars(elem.text)
+        if elem is root:
+            continue  # the root's attributes (size, namespaces) are the renderer's own
         for name, value in list(elem.attrib.items()):
-            value = xml_chars(value)
-            # the root's attributes (size, namespaces) are the renderer's own, never a Style's
-            if safe and elem is not root and not safe_attribute(name, value):
+            # most values (numbers, colors) hold neither a forbidden character nor one that a
+            # script or a URL needs: one search clears them
+            if not (SUSPECT_VALUE.search(value) or suspect_name(name)):
+                continue
+            value = elem.attrib[name] = xml_chars(value)
+            if safe and not safe_attribute(name, value):
                 del elem.attrib[name]
-            else:
-                elem.attrib[name] = value
 
 
 RENDERERS: dict[str, Callable[[Shape, RenderContext], Node]] = {
