@@ -19,7 +19,6 @@ import os
 import subprocess
 import sys
 import time
-import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -32,6 +31,8 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
 from service_load import free_port  # noqa: E402
+
+from registry.svg_check import svg_problems  # noqa: E402
 
 CANVAS = "canvas {\n  width = 400\n  height = 300\n}\n"
 SETS = "type Set\n"
@@ -175,25 +176,6 @@ def post(url: str, body: dict[str, object], timeout: float) -> tuple[float, http
     return time.perf_counter() - t0, r
 
 
-def svg_problem(text: str) -> str | None:
-    """Why an SVG answer is not acceptable (None when it parses as XML and is inert)."""
-    try:
-        root = ET.fromstring(text)
-    except ET.ParseError as e:
-        return f"not XML: {e}"
-    for elem in root.iter():
-        for name, value in elem.attrib.items():
-            folded = "".join(value.split()).lower()
-            if elem is not root and (
-                name.lower().startswith("on")
-                or ("href" in name and not folded.startswith("data:image/"))
-                or "url(" in folded.replace("url(#", "")
-                or "javascript:" in folded
-            ):
-                return f"not inert: {name}={value!r}"
-    return None
-
-
 def run_case(url: str, server_pid: int, name: str, limit: float, failures: list[str]) -> None:
     body, what = CASES[name]
     seconds, r = post(url, body, limit + 60)
@@ -202,8 +184,8 @@ def run_case(url: str, server_pid: int, name: str, limit: float, failures: list[
     print(f"{name:16s} {r.status_code} {kind:15s} {seconds:6.2f} s  workers {memory} MB  ({what})")
     if r.status_code >= 500 and r.status_code != 504:
         failures.append(f"{name}: {r.status_code} {r.text[:200]}")
-    if r.status_code == 200 and (problem := svg_problem(r.text)):
-        failures.append(f"{name}: {problem}")
+    if r.status_code == 200 and (problems := svg_problems(r.text)):
+        failures.append(f"{name}: {'; '.join(problems)}")
     if seconds > limit + 5:
         failures.append(f"{name}: answered after {seconds:.1f} s, limit {limit:g} s")
 

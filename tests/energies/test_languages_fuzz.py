@@ -17,9 +17,7 @@ from energies.diagram_build import build_diagram
 from energies.lang.errors import DiagramError
 from energies.limits import DeadlineExceeded, deadline
 
-DOMAIN = (
-    "type Set\ntype Point\nPoint <: Set\npredicate In(Set, Set)\nfunction Pair(Set, Set) -> Set\n"
-)
+DOMAIN = "type Set\ntype Point\nPoint <: Set\npredicate In(Set, Set)\nfunction Pair(Set, Set) -> Set\n"
 SUBSTANCE = 'Set A, B\nPoint p\nIn(A, B)\nSet C := Pair(A, B)\nLabel A $x^2$\nLabel B "b"\n'
 STYLE = "canvas {\n  width = 400\n  height = 300\n}\n"
 

@@ -103,16 +103,3 @@ def running_server(command: list[str], env: dict[str, str], port: int) -> Iterat
 
 def serve_command(port: int, workers: int = 2) -> list[str]:
     return [sys.executable, "-m", "service", "serve", "--port", str(port), "--workers", str(workers)]
-
-
-def inert(root: Any) -> bool:
-    """No attribute of an SVG document (an ElementTree root) runs script or loads a resource: the
-    independent check of service.render's safe mode."""
-    for elem in list(root.iter())[1:]:
-        for name, value in elem.attrib.items():
-            folded = "".join(value.split()).lower()
-            if name.lower().startswith("on") or ("href" in name and not folded.startswith("data:image/")):
-                return False
-            if "url(" in folded.replace("url(#", "") or "javascript:" in folded or "\\" in folded:
-                return False
-    return True

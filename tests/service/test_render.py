@@ -8,9 +8,8 @@ import pytest
 
 from energies.labels import measure_equation, measure_text
 from energies.shapes import Canvas, Color, Coord, PathCmd, Shape, Values, make_default_props, rng_for
+from registry.svg_check import svg_problems
 from service.render import RenderError, render_svg
-
-from .service_support import inert
 
 SVG = "{http://www.w3.org/2000/svg}"
 CANVAS = Canvas(400.0, 300.0)  # screen x = 200 + x, screen y = 150 - y
@@ -424,14 +423,15 @@ def test_safe_mode_drops_what_runs_script_or_loads_a_url():
     elem = only(render(hostile_circle()), "circle")
     passed = {k: v for k, v in elem.attrib.items() if k in HOSTILE_PASSTHROUGH or k.startswith("on")}
     assert passed == HARMLESS
-    assert inert(render(hostile_circle()))
+    assert not svg_problems(render_svg(CANVAS, [hostile_circle()]))
 
 
 def test_unsafe_mode_keeps_penroses_full_passthrough():
     elem = only(render(hostile_circle(), safe=False), "circle")
     for key, value in HOSTILE_PASSTHROUGH.items():
         assert elem.get(key) == (value if isinstance(value, str) else "0.5")
-    assert not inert(render(hostile_circle(), safe=False))
+    unsafe = render_svg(CANVAS, [hostile_circle()], safe=False)
+    assert len(svg_problems(unsafe)) == 8  # all but mask and opacity
 
 
 def test_declared_string_properties_are_judged_like_passthrough():
