@@ -28,7 +28,7 @@ def _env_flag(name: str) -> bool:
 @dataclass(frozen=True)
 class Settings:
     workers: int = 2  # layout worker processes
-    time_limit: float = 30.0  # seconds per layout, enforced inside Wasm by the runtime's epoch deadline
+    time_limit: float = 30.0  # seconds per layout, every phase (energies.limits; Wasm by its epoch deadline)
     max_body_bytes: int = 1_000_000  # larger request bodies get 413 before any parsing
     result_cache_entries: int = 256  # finished renderings kept, keyed by the full request
     result_cache_bytes: int = 64_000_000  # and bounded in total SVG size
