@@ -33,7 +33,7 @@ from typing import Any
 import svgwrite
 from svgwrite.base import BaseElement
 
-from energies.labels import LabelError, measure_equation
+from energies.labels import XML_FORBIDDEN, LabelError, measure_equation
 from energies.limits import check_deadline
 from energies.shapes import SHAPE_TYPES, Canvas, Color, Coord, PathCmd, Shape
 from service.arrowheads import Arrowhead, arrowhead_for, line_ends_with_room_for_arrows
@@ -71,9 +71,6 @@ def camel_case(kebab: str) -> str:
 CAMEL_TO_SVG = {camel_case(name): name for name in HYPHENATED_SVG_ATTRIBUTES.split()}
 NEVER_PASSED_THROUGH = {"name", "ensureOnCanvas"}
 
-# XML 1.0's Char production: everything else (C0 controls but tab/newline/return, lone surrogates,
-# U+FFFE/U+FFFF) makes a document that no XML parser reads.
-XML_FORBIDDEN = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 # The ASCII part of XML's Name production, the only attribute names written.
 XML_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
 # In safe mode: a url(...) must point into the document (`url(#id)`, markers and clips); hrefs
