@@ -245,3 +245,19 @@ def test_start_count_and_budget_reach_the_layout(tmp_path):
     assert r.returncode == 0, r.stderr
     portfolio = json.loads(report.read_text())["portfolio"]
     assert portfolio["stopped"] == "seconds" and "1 of 6" in portfolio["cutShort"]
+
+
+def test_svg_is_safe_unless_unsafe_is_asked_for(tmp_path):
+    (tmp_path / "d.domain").write_text("type Set\n")
+    (tmp_path / "s.substance").write_text("Set A\n")
+    style = (
+        'canvas {\n  width = 100\n  height = 100\n}\nforall Set s {\n  s.c = Circle { onclick: "x()" }\n}\n'
+    )
+    (tmp_path / "t.style").write_text(style)
+    files = ["--domain", str(tmp_path / "d.domain"), "--substance", str(tmp_path / "s.substance")]
+    files += ["--style", str(tmp_path / "t.style")]
+    safe, unsafe = tmp_path / "safe.svg", tmp_path / "unsafe.svg"
+    assert run_cli("render", *files, "-o", str(safe)).returncode == 0
+    assert run_cli("render", *files, "-o", str(unsafe), "--unsafe").returncode == 0
+    assert ET.fromstring(safe.read_text()).find(f".//{SVG_NS}circle").get("onclick") is None
+    assert ET.fromstring(unsafe.read_text()).find(f".//{SVG_NS}circle").get("onclick") == "x()"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -13,6 +14,7 @@ from service.app import wants_json
 from service.examples import example
 from service.layout_job import diagnostics_of, finite_or_none, run_layout
 from service.result_cache import ResultCache, request_key
+from service.settings import settings_from_env
 
 
 def test_wants_json_respects_media_types_and_quality():
@@ -80,6 +82,30 @@ def test_run_layout_classifies_outcomes():
     assert bad["kind"] == "diagram" and bad["diagnostics"][0]["source"] == "substance"
     arrow = run_layout({**job, "style": trio.style.replace('"straight"', '"zigzag"')})
     assert arrow["kind"] == "render" and "zigzag" in arrow["message"]
+
+
+def test_run_layout_is_safe_unless_the_job_says_unsafe():
+    trio = example("sets")
+    style = trio.style + '\nforall Set s {\n  s.h = Circle { onclick: "alert(1)" }\n}\n'
+    job = {"domain": trio.domain, "substance": trio.substance, "style": style, "timeLimit": 10}
+    assert "onclick" not in run_layout(job)["svg"]
+    assert 'onclick="alert(1)"' in run_layout({**job, "unsafeSvg": True})["svg"]
+
+
+def test_the_unsafe_setting_is_read_as_a_flag(monkeypatch):
+    for raw, expected in (
+        ("", False),
+        ("0", False),
+        ("off", False),
+        ("1", True),
+        ("TRUE", True),
+        ("yes", True),
+    ):
+        monkeypatch.setenv("PENROSE_UNSAFE_SVG", raw)
+        assert settings_from_env().unsafe_svg is expected
+    monkeypatch.setenv("PENROSE_UNSAFE_SVG", "maybe")
+    with pytest.raises(ValueError, match="PENROSE_UNSAFE_SVG must be"):
+        settings_from_env()
 
 
 TOKENS = [
