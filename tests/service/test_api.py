@@ -297,3 +297,12 @@ def test_the_start_count_is_a_request_setting(client):
     for bad in (0, 65, "many"):
         r = client.post("/diagrams", json={**body, "starts": bad})
         assert r.status_code == 422, r.text
+
+
+def test_a_body_that_is_not_utf8_is_a_documented_400(client):
+    r = client.post(
+        "/diagrams", content=b'{"domain": "\xff\xfe"}', headers={"content-type": "application/json"}
+    )
+    assert r.status_code == 400, r.text  # JSON whose string is not UTF-8: the body cannot be read
+    documented = client.get("/openapi.json").json()["paths"]["/diagrams"]["post"]["responses"]
+    assert str(r.status_code) in documented and r.json()["message"]
