@@ -152,3 +152,13 @@ def test_mutated_examples_never_end_as_internal_errors(job):
     # every broken program is the user's mistake: a located diagnostic, never a crash of ours
     outcome = run_layout(job)
     assert outcome["ok"] or outcome["kind"] != "internal", outcome["message"]
+
+
+def test_a_layout_out_of_time_before_wasm_is_a_timeout_naming_the_phase():
+    """15,000 labelled sets take seconds to evaluate, before anything runs in Wasm."""
+    style = "canvas {\n  width = 400\n  height = 300\n}\n"
+    style += "forall Set s {\n  s.t = Text { string: s.label }\n}\n"
+    job = {"domain": "type Set", "substance": "Set s_i for i in [1, 15000]\nAutoLabel All", "style": style}
+    outcome = run_layout({**job, "timeLimit": 0.3})
+    assert (outcome["kind"], outcome["status"]) == ("layout", "timeout")
+    assert "time limit of 0.3 s" in outcome["message"] and "ran out while" in outcome["message"]
