@@ -217,7 +217,8 @@ def render_trio(
                 safe_svg,
             )
     except DeadlineExceeded as e:
-        raise LayoutError("timeout", f"the layout exceeded its time limit of {time_limit:g} s: {e}") from None
+        message = f"the layout exceeded its time limit of {time_limit:g} s while {e.phase}"
+        raise LayoutError("timeout", message) from None
 
 
 def _render_trio(
