@@ -11,7 +11,7 @@ of derivatives work. `interp` runs the IR in Python; `compile` runs it as WebAss
 
 from . import math
 from .api import Fn, and_, eq, fn, jvp, neq, not_, opaque, or_, select, sum, to_real, vec, vjp
-from .errors import AdcoreError, AdcoreTypeError, DomainError, LinearityError, TraceError
+from .errors import AdcoreError, AdcoreTypeError, DomainError, LinearityError, TraceError, WasmCompileError
 from .interpreter import interp
 from .types import Bool, Dual, Int, Real, Tan, Vec
 
@@ -36,6 +36,7 @@ __all__ = [
     "Tan",
     "TraceError",
     "Vec",
+    "WasmCompileError",
     "and_",
     "compile",
     "eq",

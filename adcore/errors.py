@@ -19,3 +19,7 @@ class LinearityError(AdcoreError):
 
 class DomainError(AdcoreError, ValueError):
     """A math function got an argument outside its domain (reported by the interpreter)."""
+
+
+class WasmCompileError(AdcoreError, ValueError):
+    """The Wasm engine refused to compile a module (e.g. a function beyond its size limits)."""

@@ -39,6 +39,8 @@ import numpy as np
 import wasmtime
 from wasmtime import _ffi as ffi
 
+from .errors import WasmCompileError
+
 TICK_SECONDS = 0.01
 ENGINE_SETTINGS: dict[str, object] = {
     "epoch_interruption": True,
@@ -222,7 +224,7 @@ def load_module(wasm: bytes, cache_dir: str | Path | None = None, tier: str = "o
     try:
         module = wasmtime.Module(engine(tier), wasm)
     except wasmtime.WasmtimeError as e:
-        raise ValueError(f"invalid wasm module: {str(e).splitlines()[0]}") from e
+        raise WasmCompileError(f"invalid wasm module: {str(e).splitlines()[0]}") from e
     key = module_key(wasm, tier)
     if cache_dir is not None:
         _store_to_disk(key, Path(cache_dir), bytes(module.serialize()))

@@ -31,6 +31,9 @@ MAX_SHAPES = 20_000  # shapes a Style may create
 MAX_LIST_LENGTH = 100_000  # a list a Style function builds from a count (repeat, ticks, steps...)
 MAX_MATRIX_DIMENSION = 1_000  # identity(n): n rows of n
 MAX_STRING_LENGTH = 100_000  # a string a Style builds (labels, concatenations)
+# A shape's points or path commands: goals on the shape unroll over them in compiled code (the
+# registry's longest path has 190 commands).
+MAX_SHAPE_POINTS = 5_000
 MAX_CANVAS_SIZE = 100_000.0  # canvas width and height, in pixels
 
 _deadline: ContextVar[float] = ContextVar("layout_deadline", default=math.inf)

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from adcore import WasmCompileError
 from adcore.runtime import WasmTimeout, WasmTrap
 from energies.compile import compile_problem
 from energies.diagram import Diagram, ShapeInstance, count_goals
@@ -248,6 +249,8 @@ def _render_trio(
         problem = compile_problem(diagram, time_limit=remaining())
     except WasmTrap as e:
         raise LayoutError("timeout" if isinstance(e, WasmTimeout) else "optimize-error", str(e)) from e
+    except WasmCompileError as e:  # a size no limit of energies.limits foresaw
+        raise LayoutError("optimize-error", f"the diagram's energy is too large to compile ({e})") from e
     check_deadline("compiling the energy")
     t1 = time.perf_counter()
     try:

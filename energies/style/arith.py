@@ -15,6 +15,7 @@ from typing import Any
 
 from energies.diagram import ShapeInstance
 from energies.expr import Node
+from energies.limits import MAX_STRING_LENGTH
 
 
 class StyleTypeError(Exception):
@@ -133,6 +134,11 @@ def binop(op: str, left: Any, right: Any) -> Any:
         return _scalar_op(op, left, right)
     if isinstance(left, str) and isinstance(right, str):
         if op == "BPlus":
+            if len(left) + len(right) > MAX_STRING_LENGTH:  # doubling a string 40 times is 2^40
+                n = len(left) + len(right)
+                raise StyleTypeError(
+                    f"the string would be {n:,} characters, above the limit of {MAX_STRING_LENGTH:,}"
+                )
             return left + right
         raise StyleTypeError(f"{sym} is not defined on strings")
     if is_vector(left) and is_vector(right):

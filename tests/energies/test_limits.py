@@ -154,3 +154,25 @@ def test_far_too_many_shapes_are_refused_before_the_style_runs(monkeypatch):
     error = refusal("Set s_i for i in [1, 11]", style)
     assert "would create up to 22 shapes; the limit is 10" in error.message
     assert (error.source, error.line, error.column) == ("style", 5, 1)  # the block's header
+
+
+def doubling(first: str, step: str, times: int = 17) -> str:
+    """A Style block that doubles `s.v0` `times` - 1 times (`step` formats the previous field)."""
+    lines = [f"  s.v0 = {first}"] + [f"  s.v{i} = {step.format(f's.v{i - 1}')}" for i in range(1, times)]
+    return CANVAS + "forall Set s {\n" + "\n".join(lines) + "\n}\n"
+
+
+def test_strings_and_paths_doubled_again_and_again_are_refused():
+    error = refusal("Set A", doubling('"ab"', "{0} + {0}"))
+    assert "the string would be 131,072 characters, above the limit of 100,000" in error.message
+    assert (error.line, error.column) == (6 + 16, 11)  # s.v0 is on line 6; s.v16's right-hand side
+    path = 'pathFromPoints("open", [(0, 0), (1, 1)])'
+    error = refusal("Set A", doubling(path, "concatenatePaths([{0}, {0}])"))
+    assert "the joined path's commands is 131,072, above the limit of 100,000" in error.message
+
+
+def test_a_shapes_points_are_bounded():
+    style = CANVAS + "forall Set s {\n  s.p = Polygon { points: repeat(20000, (1, 2)) }\n}\n"
+    error = refusal("Set A", style)
+    assert "`A`.p.points has 20,000 points, above the limit of 5,000" in error.message
+    assert (error.line, error.column) == (6, 19)

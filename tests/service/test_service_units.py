@@ -162,3 +162,17 @@ def test_a_layout_out_of_time_before_wasm_is_a_timeout_naming_the_phase():
     outcome = run_layout({**job, "timeLimit": 0.3})
     assert (outcome["kind"], outcome["status"]) == ("layout", "timeout")
     assert outcome["message"].startswith("the layout exceeded its time limit of 0.3 s while ")
+
+
+def test_an_energy_wasm_cannot_compile_is_a_layout_error_not_a_crash(monkeypatch):
+    from adcore import WasmCompileError
+
+    def refuse(*args, **kwargs):
+        raise WasmCompileError("invalid wasm module: function too large")
+
+    monkeypatch.setattr("service.pipeline.compile_problem", refuse)
+    trio = example("sets")
+    job = {"domain": trio.domain, "substance": trio.substance, "style": trio.style, "timeLimit": 10}
+    outcome = run_layout({**job, "variation": "wasm-refused"})
+    assert (outcome["kind"], outcome["status"]) == ("layout", "optimize-error")
+    assert "too large to compile" in outcome["message"]
