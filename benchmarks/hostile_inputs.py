@@ -67,6 +67,12 @@ HOSTILE_STYLE = (
 )
 
 
+def doubling(first: str, step: str, times: int = 40) -> str:
+    """A Style that doubles `s.v0` `times` - 1 times (`step` formats the previous field)."""
+    lines = [f"  s.v0 = {first}"] + [f"  s.v{i} = {step.format(f's.v{i - 1}')}" for i in range(1, times)]
+    return CANVAS + "forall Set s {\n" + "\n".join(lines) + "\n}\n"
+
+
 def trio(substance: str, style: str = CIRCLES, domain: str = SETS) -> dict[str, object]:
     return {"domain": domain, "substance": substance, "style": style, "variation": "hostile"}
 
@@ -82,6 +88,15 @@ CASES: dict[str, tuple[dict[str, object], str]] = {
         "count(repeat(300000000, 1))",
     ),
     "identity": (trio("Set a\n", CANVAS + "forall Set s {\n  s.m = identity(100000)\n}\n"), "identity(1e5)"),
+    "string-doubling": (trio("Set A\n", doubling('"ab"', "{0} + {0}")), "a string doubled 39 times"),
+    "path-doubling": (
+        trio("Set A\n", doubling('pathFromPoints("open", [(0, 0), (1, 1)])', "concatenatePaths([{0}, {0}])")),
+        "a path doubled 39 times",
+    ),
+    "polygon-20k": (
+        trio("Set A\n", CANVAS + "forall Set s {\n  s.p = Polygon { points: repeat(20000, (1, 2)) }\n}\n"),
+        "a 20,000-point polygon",
+    ),
     "shapes-1e5": (trio("Set s_i for i in [1, 100000]\n"), "100,000 shapes"),
     "shapes-19k": (
         trio("Set s_i for i in [1, 9500]\nAutoLabel All\n", LABELLED_INSIDE),
