@@ -197,8 +197,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             return error_response(
                 request, 422, "diagram", outcome["message"], diagnostics=outcome["diagnostics"]
             )
-        if kind in ("render", "memory"):
-            return error_response(request, 422, kind, outcome["message"])
+        if kind == "render":
+            return error_response(request, 422, "render", outcome["message"])
         if kind == "layout":
             status = outcome["status"]
             code = 504 if status == "timeout" else 422

@@ -6,7 +6,6 @@ sends is ever deserialized as Python objects, and the outcome is already in the 
     {"ok": True, "svg": ..., "report": {...}}
     {"ok": False, "kind": "diagram", "message": ..., "diagnostics": [{source, line, column, ...}]}
     {"ok": False, "kind": "render", "message": ...}   (a shape the renderer cannot draw; names it)
-    {"ok": False, "kind": "memory", "message": ...}   (an allocation failed)
     {"ok": False, "kind": "layout", "status": "timeout" | "nan" | "optimize-error", "message": ...}
     {"ok": False, "kind": "internal", "message": ...}
 
@@ -92,13 +91,6 @@ def run_layout(job: dict[str, Any]) -> dict[str, Any]:
         return {"ok": False, "kind": "render", "message": str(e)}
     except LayoutError as e:
         return {"ok": False, "kind": "layout", "status": e.status, "message": str(e), "goal": e.goal}
-    except MemoryError:
-        # A size no limit of energies.limits foresaw; the worker survives (the allocation failed).
-        return {
-            "ok": False,
-            "kind": "memory",
-            "message": "the diagram needs more memory than a layout may use; make it smaller",
-        }
     except RecursionError:
         # Deeply nested user programs can exhaust the parser's stack: still the user's input.
         return {
