@@ -29,7 +29,8 @@ MAX_INDEX_COMBINATIONS = 5_000_000  # an index set's ranges, multiplied, before 
 MAX_SUBSTANCE_STATEMENTS = 100_000  # Substance statements after index sets are expanded
 MAX_SHAPES = 20_000  # shapes a Style may create
 MAX_LIST_LENGTH = 100_000  # a list a Style function builds from a count (repeat, ticks, steps...)
-MAX_MATRIX_DIMENSION = 1_000  # identity(n): n rows of n
+MAX_MATRIX_DIMENSION = 1_000  # identity(n), diagonal(v), outerProduct, tsneEnergy's points
+MAX_MATRIX_PRODUCT = 1_000_000  # multiply-adds of one matrix product (registry matrices are 4x4)
 MAX_STRING_LENGTH = 100_000  # a string a Style builds (labels, concatenations)
 # A shape's points or path commands: goals on the shape unroll over them in compiled code (the
 # registry's longest path has 190 commands).

@@ -158,7 +158,13 @@ def repeat(n: int, k: Num) -> Vector:
     count_ = static_count(n, "repeat's count n")
     if count_ < 0:
         raise ValueError(f"repeat: count must be non-negative, got {count_}")
+    # a repeated list is as many lists: repeat(1000, repeat(1000, 1)) is a million numbers
+    check_size("repeat's result", count_ * _flat_size(k), MAX_LIST_LENGTH)
     return [k] * count_
+
+
+def _flat_size(v: Any) -> int:
+    return sum(map(_flat_size, v)) if isinstance(v, list | tuple) else 1
 
 
 def TeXify(s: str) -> str:

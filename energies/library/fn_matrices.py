@@ -66,6 +66,7 @@ def identity(n: int) -> Matrix:
 
 def diagonal(v: Vector) -> Matrix:
     n = len(v)
+    check_size("diagonal's dimension", n, MAX_MATRIX_DIMENSION)
     return [[v[i] if i == j else 0.0 for j in range(n)] for i in range(n)]
 
 
@@ -99,6 +100,7 @@ def inverse(A: Matrix) -> Matrix:
 def outerProduct(v: Vector, w: Vector) -> Matrix:
     if len(v) != len(w):
         raise ValueError(f"outerProduct: vectors must have equal length, got {len(v)} and {len(w)}")
+    check_size("outerProduct's dimension", len(v), MAX_MATRIX_DIMENSION)
     return [[a * b for b in w] for a in v]
 
 

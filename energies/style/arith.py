@@ -15,7 +15,7 @@ from typing import Any
 
 from energies.diagram import ShapeInstance
 from energies.expr import Node
-from energies.limits import MAX_STRING_LENGTH
+from energies.limits import MAX_MATRIX_PRODUCT, MAX_STRING_LENGTH
 
 
 class StyleTypeError(Exception):
@@ -117,6 +117,11 @@ def _matmul(a: list, b: list) -> list:
     if any(len(row) != len(b) for row in a):
         raise StyleTypeError("matrix product of incompatible sizes")
     cols = len(b[0]) if b else 0
+    if len(a) * len(b) * cols > MAX_MATRIX_PRODUCT:
+        work = len(a) * len(b) * cols
+        raise StyleTypeError(
+            f"the matrix product needs {work:,} multiply-adds, above the limit of {MAX_MATRIX_PRODUCT:,}"
+        )
     return [[_dot(row, [b[k][j] for k in range(len(b))]) for j in range(cols)] for row in a]
 
 

@@ -176,3 +176,18 @@ def test_a_shapes_points_are_bounded():
     error = refusal("Set A", style)
     assert "`A`.p.points has 20,000 points, above the limit of 5,000" in error.message
     assert (error.line, error.column) == (6, 19)
+
+
+@pytest.mark.parametrize(
+    ("expr", "message"),
+    [
+        ("repeat(1000, repeat(1000, 1))", "repeat's result is 1,000,000, above the limit of 100,000"),
+        ("identity(200) * identity(200)", "needs 8,000,000 multiply-adds, above the limit of 1,000,000"),
+        ("diagonal(repeat(5000, 1))", "diagonal's dimension is 5,000, above the limit of 1,000"),
+        ("outerProduct(repeat(5000, 1), repeat(5000, 1))", "outerProduct's dimension is 5,000"),
+    ],
+)
+def test_matrices_are_bounded_in_size_and_work(expr, message):
+    error = refusal("Set a", CANVAS + f"forall Set s {{ s.r = {expr} }}")
+    assert (error.source, error.line, error.column) == ("style", 5, 22)
+    assert message in error.message
