@@ -40,13 +40,20 @@ def svg_problems(text: str) -> list[str]:
     ]
 
 
+def file_problems(path: Path) -> list[str]:
+    try:
+        return svg_problems(path.read_bytes().decode("utf-8"))
+    except UnicodeDecodeError as e:
+        return [f"not UTF-8: {e}"]
+
+
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1 or not Path(args[0]).is_dir():
         print("usage: python -m registry.svg_check DIR", file=sys.stderr)
         return 2
     files = sorted(Path(args[0]).rglob("*.svg"))
-    bad = {f: p for f in files if (p := svg_problems(f.read_text(encoding="utf-8", errors="replace")))}
+    bad = {f: p for f in files if (p := file_problems(f))}
     for f, problems in bad.items():
         print(f"{f}: {'; '.join(problems[:3])}")
     print(f"{len(files) - len(bad)} of {len(files)} SVGs are well-formed XML and inert")

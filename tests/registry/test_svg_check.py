@@ -34,3 +34,6 @@ def test_malformed_xml_is_one_problem(tmp_path):
     assert main([str(tmp_path)]) == 0
     (tmp_path / "bad.svg").write_text("<svg><text>a\x01b</text></svg>")
     assert main([str(tmp_path)]) == 1
+    (tmp_path / "bad.svg").unlink()
+    (tmp_path / "latin1.svg").write_bytes(b"<svg><text>\xe9</text></svg>")
+    assert main([str(tmp_path)]) == 1
