@@ -22,7 +22,15 @@ from typing import TYPE_CHECKING
 
 from . import math
 from .api import Fn, and_, eq, fn, jvp, neq, not_, opaque, or_, select, sum, to_real, vec, vjp
-from .errors import AdcoreError, AdcoreTypeError, DomainError, LinearityError, OpaqueCallError, TraceError
+from .errors import (
+    AdcoreError,
+    AdcoreTypeError,
+    DomainError,
+    LinearityError,
+    OpaqueCallError,
+    TraceError,
+    WasmCompileError,
+)
 from .gc_pause import cyclic_gc_paused
 from .interpreter import interp
 from .types import Bool, Dual, Int, Real, Scalar, StructT, Tan, Vec, VecT
@@ -77,6 +85,7 @@ __all__ = [
     "TraceError",
     "Vec",
     "VecT",
+    "WasmCompileError",
     "WasmHostError",
     "WasmOutOfMemory",
     "WasmTimeout",

@@ -27,3 +27,7 @@ class OpaqueCallError(AdcoreError):
     def __init__(self, function: str, cause: BaseException):
         super().__init__(f"opaque function {function} raised {type(cause).__name__}: {cause}")
         self.function = function
+
+
+class WasmCompileError(AdcoreError, ValueError):
+    """The Wasm engine refused to compile a module (e.g. a function beyond its size limits)."""

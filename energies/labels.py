@@ -34,6 +34,10 @@ from typing import Any
 from energies.font_metrics import load_font
 
 FONT_DIR = Path(__file__).resolve().parent / "fonts"
+# XML 1.0's Char production: everything else (C0 controls but tab/newline/return, lone surrogates,
+# U+FFFE/U+FFFF) can be in no SVG. A Text label drops them when drawn (service.render); TeX is
+# refused with them, since its paths are drawn through an XML parser.
+XML_FORBIDDEN = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 CSS_BASE_FONT_PX = 16.0  # CSS initial font size, the base of em, rem and %
 
 PX_PER_UNIT = {
@@ -250,6 +254,10 @@ def measure_equation(tex: str, font_size: str = "16px", *, label: str = "") -> E
     if tex == "":
         raise LabelError(f"{describe(label)}: Equation string must be non-empty")
     size_px = parse_font_size(font_size, label)
+    forbidden = XML_FORBIDDEN.search(tex)
+    if forbidden is not None:
+        char = f"U+{ord(forbidden.group()):04X}"
+        raise LabelError(f"{describe(label)}: the TeX label holds {char}, a character no SVG can hold")
     try:
         reference = equation_label(tex)
     except Exception as error:  # ziamath and latex2mathml raise many kinds of errors on bad TeX

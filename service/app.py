@@ -58,6 +58,7 @@ STATIC_DIR = Path(__file__).resolve().parent / "static"
 SVG = "image/svg+xml"
 
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    400: {"model": ErrorResponse, "description": "The body is not readable (e.g. not UTF-8)"},
     413: {"model": ErrorResponse, "description": "The request body exceeds the size limit"},
     422: {"model": ErrorResponse, "description": "A mistake in the trio (with its place) or a failed layout"},
     503: {
@@ -230,6 +231,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 "starts": body.starts,
                 "startSeconds": body.startSeconds,
                 "timeLimit": settings.time_limit,
+                "unsafeSvg": settings.unsafe_svg,
                 "goals": want_json,  # the goal list costs seconds for huge diagrams: only for JSON
             }
             try:

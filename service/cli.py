@@ -153,6 +153,7 @@ def cmd_render(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
             resolve_image=trio_image_resolver(trio.base_dir, *trio.style_dirs),
             on_progress=progress_printer(sys.stderr) if tty else None,
             portfolio=portfolio_settings(args.starts, args.start_seconds),
+            safe_svg=not args.unsafe,
         )
         picture = rendering.to(output_format(args), args.scale)
     except DiagramError as e:
@@ -221,6 +222,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         "workers": args.workers,
         "time_limit": args.time_limit,
         "max_body_bytes": args.max_body_bytes,
+        "unsafe_svg": args.unsafe,
     }
     settings = type(base)(**{**base.__dict__, **{k: v for k, v in overrides.items() if v is not None}})
     # Shutdown drains in-flight requests for at most drain_seconds, then cuts them.
@@ -303,6 +305,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="seconds for the starts after the first (default: no budget; a cut makes the layout"
         " machine-dependent)",
     )
+    render.add_argument(
+        "--unsafe",
+        action="store_true",
+        help="keep Penrose's full passthrough of Style properties to the SVG, even event handlers and"
+        " external URLs (only for Styles you trust)",
+    )
 
     render.set_defaults(parser=render)  # usage errors show render's own usage
 
@@ -319,6 +327,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--time-limit", type=float, help="seconds per layout (default $PENROSE_TIME_LIMIT or 30)"
     )
     serve.add_argument("--max-body-bytes", type=int, help="request size limit (default 1000000)")
+    serve.add_argument(
+        "--unsafe",
+        action="store_const",
+        const=True,
+        help="answer SVGs with Penrose's full passthrough, even event handlers and external URLs"
+        " (default $PENROSE_UNSAFE_SVG or off; only for trusted clients)",
+    )
     return parser
 
 

@@ -12,12 +12,17 @@ import numpy as np
 
 from energies.diagram import ShapeInstance
 from energies.expr import evaluate
+from energies.limits import check_deadline
 from energies.shapes import SHAPE_TYPES, Color, PropType, Shape
 
 
 def concrete_shapes(shapes: Sequence[ShapeInstance], x: np.ndarray) -> list[Shape]:
     memo: dict[int, Any] = {}
-    return [concrete_shape(s, x, memo) for s in shapes]
+    out = []
+    for s in shapes:
+        check_deadline("computing the shapes' final properties")
+        out.append(concrete_shape(s, x, memo))
+    return out
 
 
 def concrete_shape(s: ShapeInstance, x: np.ndarray, memo: dict[int, Any]) -> Shape:

@@ -82,6 +82,7 @@ def layout_outcome(
             portfolio=portfolio_settings(job.get("starts"), job.get("startSeconds")),
             observe=observe,
             on_progress=on_progress,
+            safe_svg=not job.get("unsafeSvg", False),
         )
     except DiagramError as e:
         diagnostics = diagnostics_of(e)

@@ -22,9 +22,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from adcore import WasmTimeout, WasmTrap
+from adcore import WasmCompileError, WasmTimeout, WasmTrap
 from energies.compile import compile_problem
 from energies.diagram import Diagram
+from energies.limits import DeadlineExceeded, check_deadline, deadline, remaining
 from energies.lru import LRU
 from energies.optimize import OptimizeError, OptimizeResult
 from energies.portfolio import PortfolioResult, PortfolioSettings, optimize_portfolio, portfolio_starts
@@ -146,57 +147,100 @@ def render_trio(
     on_progress: Callable[[Any], None] | None = None,
     portfolio: PortfolioSettings | None = None,
     observe: Callable[[Any], Any] | None = None,
+    safe_svg: bool = True,
 ) -> Rendering:
     """Lay out and render a trio. `portfolio` sets the multi-start search (energies.portfolio); its
     default runs several starts within an evaluation budget, and `PortfolioSettings(starts=1)` is a
     single run from the variation's initial state, as Penrose's. `observe(problem)` may wrap the
     compiled problem the optimizer runs (the live editor's frames and pauses, service.live_session).
     Several Style programs are joined with a newline, as Penrose does; image hrefs stay as written
-    unless `resolve_image` maps them."""
-    from energies.diagram_build import build_diagram
-
+    unless `resolve_image` maps them. `time_limit` bounds every phase, from parsing to rendering (a
+    `LayoutError` "timeout" names the phase it cut); `safe_svg` (the default) keeps script and
+    external URLs out of the SVG (service.render)."""
     if not isinstance(style, str):
         style = "\n".join(style)
 
     # Style values can be expression chains thousands deep (iterated constructions, fractals); the
     # compiler walks them recursively, and Python 3.11 frames cost no C stack.
     sys.setrecursionlimit(max(sys.getrecursionlimit(), RECURSION_LIMIT))
+    try:
+        with deadline(time_limit):
+            return _render_trio(
+                domain,
+                substance,
+                style,
+                variation,
+                exclude_warnings,
+                time_limit,
+                max_iterations,
+                resolve_image,
+                on_progress,
+                portfolio or PortfolioSettings(),
+                observe,
+                safe_svg,
+            )
+    except DeadlineExceeded as e:
+        message = f"the layout exceeded its time limit of {time_limit:g} s while {e.phase}"
+        raise LayoutError("timeout", message) from None
+
+
+def _render_trio(
+    domain: str,
+    substance: str,
+    style: str,
+    variation: str,
+    exclude_warnings: Sequence[str],
+    time_limit: float,
+    max_iterations: int,
+    resolve_image: ImageResolver | None,
+    on_progress: Callable[[Any], None] | None,
+    settings: PortfolioSettings,
+    observe: Callable[[Any], Any] | None,
+    safe_svg: bool,
+) -> Rendering:
+    """`render_trio`'s phases, run under its deadline (energies.limits)."""
+    from energies.diagram_build import build_diagram
+
     t0 = time.perf_counter()
     key = (domain, substance, style, variation, tuple(exclude_warnings))
     diagram = DIAGRAMS.get(key)
     if diagram is None:
         diagram = build_diagram(domain, substance, style, variation, tuple(exclude_warnings))
         DIAGRAMS.put(key, diagram)
+    check_deadline("building the diagram")
     try:
-        problem = compile_problem(diagram, time_limit=time_limit)
+        problem = compile_problem(diagram, time_limit=remaining())
     except WasmTrap as e:
         raise LayoutError("timeout" if isinstance(e, WasmTimeout) else "optimize-error", str(e)) from e
+    except WasmCompileError as e:  # a size no limit of energies.limits foresaw
+        raise LayoutError("optimize-error", f"the diagram's energy is too large to compile ({e})") from e
+    check_deadline("compiling the energy")
     if observe is not None:
         problem = observe(problem)
     t1 = time.perf_counter()
     try:
-        remaining = max(0.1, time_limit - (t1 - t0))
-        settings = portfolio or PortfolioSettings()
         found = optimize_portfolio(
             problem,
             portfolio_starts(diagram.unknowns, variation, settings.starts),
             settings=settings,
             max_iters=max_iterations,
-            time_limit=remaining,
+            time_limit=remaining(),
             on_progress=on_progress,
         )
         result = found.best
     except OptimizeError as e:
         raise LayoutError("nan", str(e), e.goal) from e
     except WasmTimeout as e:
-        raise LayoutError("timeout", f"the layout exceeded its time limit of {time_limit} s") from e
+        raise LayoutError("timeout", f"the layout exceeded its time limit of {time_limit:g} s") from e
     except WasmTrap as e:
         raise LayoutError("optimize-error", str(e)) from e
     if result.status == "TimeLimit":
-        raise LayoutError("timeout", f"the layout exceeded its time limit of {time_limit} s")
+        raise LayoutError("timeout", f"the layout exceeded its time limit of {time_limit:g} s")
     t2 = time.perf_counter()
     shapes = concrete_shapes(diagram.shapes, result.x)
-    svg = render_svg(Canvas(*diagram.canvas), shapes, resolve_image=resolve_image, variation=variation)
+    svg = render_svg(
+        Canvas(*diagram.canvas), shapes, resolve_image=resolve_image, variation=variation, safe=safe_svg
+    )
     t3 = time.perf_counter()
     timings = {
         "compile": (t1 - t0) * 1e3,

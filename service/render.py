@@ -10,10 +10,19 @@ holding a nested `<svg>` with the label's paths; an Image is a `<g>` with an `<i
 `<g>` whose members are wrapped in `<g clip-path>` when it has a clip shape. Colors become
 `fill`/`stroke` plus `fill-opacity`/`stroke-opacity`; names become `<title>`; passthrough
 properties become attributes. Output is deterministic: same input, same bytes.
+
+Every document is well-formed XML: characters XML forbids (control characters, lone surrogates)
+are dropped from text and attribute values, and a passthrough property whose name is not an XML
+name is left out. In safe mode (`safe=True`, the default) nothing in the document can run script
+or load a resource when it is opened or inlined: event-handler attributes (`on*`), hrefs other
+than embedded `data:image/` URIs, `url(...)` references other than to the document's own ids,
+`@import`, `javascript:` and CSS escapes are dropped, whichever property (declared or passed
+through) they came from. `safe=False` keeps Penrose's full passthrough, for trusted Styles.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import xml.etree.ElementTree as ET
@@ -24,7 +33,8 @@ from typing import Any
 import svgwrite
 from svgwrite.base import BaseElement
 
-from energies.labels import LabelError, measure_equation
+from energies.labels import XML_FORBIDDEN, LabelError, measure_equation
+from energies.limits import check_deadline
 from energies.shapes import SHAPE_TYPES, Canvas, Color, Coord, PathCmd, Shape
 from service.arrowheads import Arrowhead, arrowhead_for, line_ends_with_room_for_arrows
 
@@ -60,6 +70,22 @@ def camel_case(kebab: str) -> str:
 
 CAMEL_TO_SVG = {camel_case(name): name for name in HYPHENATED_SVG_ATTRIBUTES.split()}
 NEVER_PASSED_THROUGH = {"name", "ensureOnCanvas"}
+
+# The ASCII part of XML's Name production, the only attribute names written.
+XML_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
+# In safe mode: a url(...) must point into the document (`url(#id)`, markers and clips); hrefs
+# only embed images; these words start script or a load in CSS or a URL; a backslash is a CSS
+# escape, which could spell any of them.
+EXTERNAL_URL = re.compile(r"url\((?!['\"]?#)")
+SCRIPTING = ("javascript:", "vbscript:", "@import", "expression(", "\\")
+EMBEDDED_IMAGE = re.compile(r"data:image/[a-z0-9.+-]+[;,]")
+# what url(, javascript:, @import and escapes need, or XML forbids
+SUSPECT_VALUE = re.compile(r"[(:@\\\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+@functools.lru_cache(maxsize=1024)  # attribute names are few, but passthrough names are a Style's
+def suspect_name(name: str) -> bool:
+    return name.lower().startswith(("on", "xml")) or name.lower().endswith("href")
 
 
 class Node(BaseElement):
@@ -167,7 +193,7 @@ def add_title(elem: Node, shape: Shape) -> None:
 def add_passthrough(elem: Node, shape: Shape) -> None:
     """Copy undeclared Style properties to SVG attributes; `style` is appended, others never overwrite."""
     for key, value in shape.passthrough.items():
-        if value == "" or key in NEVER_PASSED_THROUGH:
+        if value == "" or key in NEVER_PASSED_THROUGH or not XML_NAME.fullmatch(key):
             continue
         text = value if isinstance(value, str) else fmt(value)
         if key == "style":
@@ -427,6 +453,39 @@ def render_group(shape: Shape, ctx: RenderContext) -> Node:
     return group
 
 
+def xml_chars(text: str) -> str:
+    """`text` without the characters XML forbids."""
+    return XML_FORBIDDEN.sub("", text)
+
+
+def safe_attribute(name: str, value: str) -> bool:
+    """Whether an attribute can neither run script nor load anything when the SVG is opened."""
+    folded = "".join(value.split()).lower()
+    if name.lower().startswith(("on", "xml")):
+        return False
+    if name.lower().endswith("href"):
+        return EMBEDDED_IMAGE.match(folded) is not None
+    return EXTERNAL_URL.search(folded) is None and not any(word in folded for word in SCRIPTING)
+
+
+def clean_tree(root: ET.Element, safe: bool) -> None:
+    """Make the document well-formed XML and, when `safe`, inert (see the module's contract)."""
+    for elem in root.iter():
+        check_deadline("rendering the SVG")
+        if elem.text and XML_FORBIDDEN.search(elem.text):
+            elem.text = xml_chars(elem.text)
+        if elem is root:
+            continue  # the root's attributes (size, namespaces) are the renderer's own
+        for name, value in list(elem.attrib.items()):
+            # most values (numbers, colors) hold neither a forbidden character nor one that a
+            # script or a URL needs: one search clears them
+            if not (SUSPECT_VALUE.search(value) or suspect_name(name)):
+                continue
+            value = elem.attrib[name] = xml_chars(value)
+            if safe and not safe_attribute(name, value):
+                del elem.attrib[name]
+
+
 RENDERERS: dict[str, Callable[[Shape, RenderContext], Node]] = {
     "Circle": render_circle,
     "Ellipse": render_ellipse,
@@ -464,16 +523,21 @@ def render_svg(
     resolve_image: ImageResolver | None = None,
     namespace: str = "penrose",
     variation: str = "",
+    safe: bool = True,
 ) -> str:
     """The SVG document for `shapes` (drawn in order, first at the bottom) on `canvas`.
 
     `resolve_image(href)` may turn an Image's href into something embeddable (e.g. a data URI); when
     it returns None, or is not given, the href is written as given. `namespace` and `variation` make
-    marker and clip-path ids unique when several diagrams share a page, as in Penrose.
+    marker and clip-path ids unique when several diagrams share a page, as in Penrose. `safe` (the
+    default) leaves out whatever could run script or load a resource (see the module's contract).
     """
     drawing = svgwrite.Drawing(size=(fmt(canvas.width), fmt(canvas.height)), profile="full", debug=False)
     drawing.attribs["viewBox"] = f"0 0 {fmt(canvas.width)} {fmt(canvas.height)}"
     ctx = RenderContext(canvas, resolve_image, f"{namespace}-{variation}" if variation else namespace)
     for shape in shapes:
+        check_deadline("rendering the SVG")
         drawing.add(render_shape(shape, ctx))
-    return drawing.tostring()
+    root = drawing.get_xml()
+    clean_tree(root, safe)
+    return ET.tostring(root, encoding="utf-8").decode("utf-8")

@@ -2,9 +2,27 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+import re
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 MAX_STARTS = 64  # a request's multi-start count is bounded like its other sizes
+# JSON's \ud800-style escapes can spell half of a surrogate pair, which is no character: no
+# program can mean it, and UTF-8 (the SVG, the answer, the cache key) cannot encode it.
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def no_lone_surrogates(text: str) -> str:
+    found = LONE_SURROGATE.search(text)
+    if found is not None:
+        line = text.count("\n", 0, found.start()) + 1
+        column = found.start() - (text.rfind("\n", 0, found.start()) + 1) + 1
+        raise ValueError(
+            f"line {line}, column {column}: U+{ord(found.group()):04X} is half of a surrogate pair, not a"
+            " character (write the character itself, or both halves of its escape)"
+        )
+    return text
 
 
 class DiagramRequest(BaseModel):
@@ -42,6 +60,13 @@ class DiagramRequest(BaseModel):
         gt=0,
         description="seconds for the starts after the first (a cut can make the layout machine-dependent)",
     )
+
+    @field_validator("domain", "substance", "style", "variation", "excludeWarnings")
+    @classmethod
+    def characters_only(cls, value: Any) -> Any:
+        for text in [value] if isinstance(value, str) else value:
+            no_lone_surrogates(text)
+        return value
 
     def style_text(self) -> str:
         return self.style if isinstance(self.style, str) else "\n".join(self.style)
@@ -110,8 +135,8 @@ class Diagnostic(BaseModel):
 
 class ErrorResponse(BaseModel):
     error: str = Field(
-        description="diagram, render, invalid-request, too-large, timeout, layout, worker-crash, internal, "
-        "not-found"
+        description="diagram, render, memory, invalid-request, too-large, timeout, layout, worker-crash, "
+        "internal, not-found"
     )
     message: str
     requestId: str

@@ -16,10 +16,19 @@ def _env_float(name: str, default: float) -> float:
     return float(raw) if raw not in (None, "") else default
 
 
+def _env_flag(name: str) -> bool:
+    raw = os.environ.get(name, "").strip().lower()
+    if raw in ("", "0", "false", "no", "off"):
+        return False
+    if raw in ("1", "true", "yes", "on"):
+        return True
+    raise ValueError(f"{name} must be 1/true/yes/on or 0/false/no/off, got {raw!r}")
+
+
 @dataclass(frozen=True)
 class Settings:
     workers: int = 2  # layout worker processes
-    time_limit: float = 30.0  # seconds per layout, enforced inside Wasm by the runtime's epoch deadline
+    time_limit: float = 30.0  # seconds per layout, every phase (energies.limits; Wasm by its epoch deadline)
     max_body_bytes: int = 1_000_000  # larger request bodies get 413 before any parsing
     result_cache_entries: int = 256  # finished renderings kept, keyed by the full request
     result_cache_bytes: int = 64_000_000  # and bounded in total SVG size
@@ -44,6 +53,9 @@ class Settings:
     drain_seconds: float = 10.0  # on shutdown, in-flight requests get this long before they are cut
     live_sessions: int = 2  # live editor sessions (service.live) at once, each in its own process
     live_idle: float = 120.0  # seconds a live session may wait for a command before it ends
+    # Penrose's full passthrough of Style properties to SVG attributes, event handlers and external
+    # URLs included: only for trusted clients (service.render's safe mode is the default).
+    unsafe_svg: bool = False
 
 
 def settings_from_env() -> Settings:
@@ -63,4 +75,5 @@ def settings_from_env() -> Settings:
         drain_seconds=_env_float("PENROSE_DRAIN_SECONDS", Settings.drain_seconds),
         live_sessions=_env_int("PENROSE_LIVE_SESSIONS", Settings.live_sessions),
         live_idle=_env_float("PENROSE_LIVE_IDLE", Settings.live_idle),
+        unsafe_svg=_env_flag("PENROSE_UNSAFE_SVG"),
     )

@@ -43,6 +43,7 @@ from wasmtime import _ffi as ffi
 from wasmtime import _func as wasmtime_func
 
 from ..errors import OpaqueCallError
+from .errors import WasmCompileError
 
 TICK_SECONDS = 0.01
 ENGINE_SETTINGS: dict[str, object] = {
@@ -264,7 +265,7 @@ def load_module(wasm: bytes, cache_dir: str | Path | None = None, tier: str = "o
     try:
         module = wasmtime.Module(engine(tier), wasm)
     except wasmtime.WasmtimeError as e:
-        raise ValueError(f"invalid wasm module: {str(e).splitlines()[0]}") from e
+        raise WasmCompileError(f"invalid wasm module: {str(e).splitlines()[0]}") from e
     key = module_key(wasm, tier)
     if cache_dir is not None:
         _store_to_disk(key, Path(cache_dir), bytes(module.serialize()))

@@ -18,6 +18,7 @@ import adcore
 from adcore import Compiled, cyclic_gc_paused
 
 from ..diagram import Diagram
+from ..limits import check_deadline
 from ..lru import LRU
 from ..optimize import GoalValues, StageSpec
 from .energy import (
@@ -62,7 +63,10 @@ class CompiledProblem:
         if found is None:
             with warnings.catch_warnings(record=True) as caught:  # e.g. shape pairs approximated by boxes
                 warnings.simplefilter("always")
-                kind_fns = [kind_function(k, i) for i, k in enumerate(self.kinds)]
+                kind_fns = []
+                for i, k in enumerate(self.kinds):
+                    check_deadline("compiling the energy")
+                    kind_fns.append(kind_function(k, i))
             energy = energy_function(self.kinds, kind_fns, self.n_inputs)
             found = Functions(
                 value_and_grad(energy),

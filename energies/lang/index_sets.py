@@ -1,6 +1,6 @@
 """Expansion of indexed Substance statements (`Point p_i for i in [0, 9] where i > 2`).
 
-    expand(stmt_set: StmtSet, text: str) -> list[SubStmt]
+    expand(stmt_set: StmtSet, text: str, room: int) -> list[SubStmt]   (at most `room` copies)
 
 Semantics follow Penrose: the index variables range over integers, their Cartesian
 product is taken with the first variable outermost, the `where` condition filters the
@@ -21,10 +21,9 @@ import numpy as np
 
 from energies.lang import ast as A
 from energies.lang.errors import DiagramError
+from energies.limits import MAX_INDEX_COMBINATIONS, MAX_SUBSTANCE_STATEMENTS, check_deadline
 
 _EPS = 1e-5
-# Registry examples reach ~5e5 combinations; far beyond that is a typo, not a diagram.
-MAX_COMBINATIONS = 5_000_000
 Env = dict[str, np.ndarray]
 
 
@@ -91,12 +90,12 @@ def _cond(e: A.BoolExpr, env: Env) -> np.ndarray:
     return _COMPARE[e.op](_num(e.left, env), _num(e.right, env))
 
 
-def _assignments(iset: A.IndexSet) -> list[dict[str, int]]:
+def _assignments(iset: A.IndexSet, room: int) -> list[dict[str, int]]:
     names = [r.var.value for r in iset.ranges]
     for i, r in enumerate(iset.ranges):
         if r.var.value in names[:i]:
             raise _IndexError(r.var.pos, f"index {r.var} is declared twice", "DuplicateIndexError")
-    axes = []
+    bounds = []
     for r in iset.ranges:
         for bound in (r.low, r.high):
             if not float(bound.value).is_integer():
@@ -106,16 +105,32 @@ def _assignments(iset: A.IndexSet) -> list[dict[str, int]]:
         low, high = int(r.low.value), int(r.high.value)
         if high < low:
             return []
-        axes.append(np.arange(low, high + 1))
-    if math.prod(len(a) for a in axes) > MAX_COMBINATIONS:
+        bounds.append((low, high))
+    # Judged from the bounds, before any array of that size exists.
+    combinations = math.prod(high - low + 1 for low, high in bounds)
+    if combinations > MAX_INDEX_COMBINATIONS:
         raise _IndexError(
-            iset.pos, f"index set has more than {MAX_COMBINATIONS} combinations", "IndexSetTooLarge"
+            iset.pos,
+            f"index set has {combinations:,} combinations, above the limit of {MAX_INDEX_COMBINATIONS:,}",
+            "IndexSetTooLarge",
         )
+
+    def too_many(n: int) -> _IndexError:
+        limit = f"the Substance's limit of {MAX_SUBSTANCE_STATEMENTS:,} statements in all"
+        return _IndexError(iset.pos, f"index set makes {n:,} statements, beyond {limit}", "IndexSetTooLarge")
+
+    if iset.condition is None and combinations > room:  # no filter: every combination is a statement
+        raise too_many(combinations)
+    axes = [np.arange(low, high + 1) for low, high in bounds]
     grids = np.meshgrid(*axes, indexing="ij")
-    env = {n: g.ravel().astype(float) for n, g in zip(names, grids, strict=True)}
     keep = np.ones(grids[0].size, dtype=bool)
     if iset.condition is not None:
+        env = {n: g.ravel().astype(float) for n, g in zip(names, grids, strict=True)}
         keep = np.broadcast_to(_cond(iset.condition, env), keep.shape)
+        del env
+    kept = int(np.count_nonzero(keep))
+    if kept > room:
+        raise too_many(kept)
     cols = [g.ravel()[keep] for g in grids]
     return [dict(zip(names, map(int, row), strict=True)) for row in zip(*cols, strict=True)]
 
@@ -162,9 +177,15 @@ def _subst_stmt(s: A.SubStmt, values: dict[str, int]) -> A.SubStmt:
     return replace(s, names=tuple(_subst_name(n, values) for n in s.names))
 
 
-def expand(stmt_set: A.StmtSet, text: str = "") -> list[A.SubStmt]:
+def expand(stmt_set: A.StmtSet, text: str = "", room: int = MAX_SUBSTANCE_STATEMENTS) -> list[A.SubStmt]:
+    """The statement's copies; more than `room` of them is an error (the Substance's other
+    statements take the rest of MAX_SUBSTANCE_STATEMENTS)."""
     try:
-        return [_subst_stmt(stmt_set.stmt, v) for v in _assignments(stmt_set.iset)]
+        out = []
+        for values in _assignments(stmt_set.iset, room):
+            check_deadline("expanding an index set")
+            out.append(_subst_stmt(stmt_set.stmt, values))
+        return out
     except _IndexError as e:
         raise DiagramError.at("substance", text, e.pos.line, e.pos.column, e.message, e.kind) from None
     except RecursionError:

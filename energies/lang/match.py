@@ -53,6 +53,7 @@ from energies.lang.substance_env import (
     SubstanceEnv,
     SubValue,
 )
+from energies.limits import check_deadline
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +131,7 @@ class _Matcher:
     def relation_candidates(self, rel: S.Relation) -> list[Candidate]:
         out: list[Candidate] = []
         for idx, stmt in enumerate(self.sub.statements):
+            check_deadline("matching the Style's selectors")
             if isinstance(rel, S.RelPred) and isinstance(stmt, PredicateFact) and stmt.name == rel.name.value:
                 orders = [rel.args]
                 sig = self.domain.predicates.get(stmt.name)
@@ -262,6 +264,7 @@ def match_style(
         for index, item in enumerate(style.items):
             if not isinstance(item, S.HeaderBlock):
                 continue
+            check_deadline("matching the Style's selectors")
             try:
                 results.append(match_block(index, item, domain, sub, text))
             except DiagramError as e:

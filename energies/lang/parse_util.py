@@ -26,6 +26,7 @@ from lark.parsers.lalr_analysis import Shift
 
 from energies.lang import ast as A
 from energies.lang.errors import DiagramError, Source
+from energies.limits import check_deadline
 
 _HERE = FsPath(__file__).resolve().parent
 
@@ -361,6 +362,7 @@ def _run_lalr(parser: lark.Lark, text: str) -> Any:
     state_stack: list[Any] = parser_state.state_stack  # the lexer picks its context from the top
     value_stack: list[Any] = parser_state.value_stack
     for token in _with_end(_lex(parser, interactive)):
+        check_deadline("parsing")
         kind = token.type
         while True:  # reduce as often as `token` asks, then shift it
             row = rows[state_stack[-1]]

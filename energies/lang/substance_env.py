@@ -27,6 +27,7 @@ from energies.lang import ast as A
 from energies.lang.domain_env import LITERAL_TYPES, DomainEnv, Signature
 from energies.lang.errors import DiagramError, raise_all
 from energies.lang.index_sets import expand
+from energies.limits import MAX_SUBSTANCE_STATEMENTS
 
 
 @dataclass(frozen=True)
@@ -242,7 +243,7 @@ def check_substance(prog: A.SubstanceProg, domain: DomainEnv, text: str = "") ->
                 checker.err(stmt.pos, "this statement cannot be indexed", "UnsupportedIndexingError")
                 continue
             try:
-                expanded = expand(stmt, text)
+                expanded = expand(stmt, text, MAX_SUBSTANCE_STATEMENTS - len(checker.statements))
             except DiagramError as e:
                 checker.errors.append(e)
                 continue

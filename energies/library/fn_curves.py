@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import math
 
+from energies.limits import MAX_MATRIX_DIMENSION, check_size
+
 from . import pmath as am
 from .fn_ops import (
     Num,
@@ -175,6 +177,7 @@ def tsneEnergy(points: Points, projectedPoints: Points) -> Num:
 
 def _affinities(xs: list[list], kernel: object) -> list[list]:
     m = len(xs)
+    check_size("tsneEnergy's number of points", m, MAX_MATRIX_DIMENSION)
     w: list[list] = [[0.0] * m for _ in range(m)]
     for i in range(m):
         for j in range(i + 1, m):

@@ -10,6 +10,8 @@ import builtins
 import math
 from typing import Any
 
+from energies.limits import MAX_LIST_LENGTH, check_size
+
 from . import pmath as am
 from .fn_ops import Matrix, Num, Vector, add_n, max_n, min_n
 
@@ -21,6 +23,13 @@ def static_index(i: Any, what: str) -> int:
     if isinstance(i, float) and not i.is_integer():
         raise ValueError(f"{what} must be an integer, got {i!r}")
     return int(i)
+
+
+def static_count(n: Any, what: str, limit: int = MAX_LIST_LENGTH) -> int:
+    """A count argument that sizes a list the function builds: a constant integer, at most `limit`."""
+    k = static_index(n, what)
+    check_size(what, k, limit)
+    return k
 
 
 def _unary(f: Any) -> Any:
@@ -146,10 +155,16 @@ def oneBasedElement(points: Matrix, i: int) -> Vector:
 
 
 def repeat(n: int, k: Num) -> Vector:
-    count_ = static_index(n, "repeat's count n")
+    count_ = static_count(n, "repeat's count n")
     if count_ < 0:
         raise ValueError(f"repeat: count must be non-negative, got {count_}")
+    # a repeated list is as many lists: repeat(1000, repeat(1000, 1)) is a million numbers
+    check_size("repeat's result", count_ * _flat_size(k), MAX_LIST_LENGTH)
     return [k] * count_
+
+
+def _flat_size(v: Any) -> int:
+    return sum(map(_flat_size, v)) if isinstance(v, list | tuple) else 1
 
 
 def TeXify(s: str) -> str:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import math
 
+from energies.limits import MAX_MATRIX_DIMENSION, check_size
+
 from . import pmath as am
 from .fn_ops import (
     Matrix,
@@ -58,11 +60,13 @@ def identity(n: int) -> Matrix:
     if isinstance(n, bool) or not isinstance(n, (int, float)) or int(n) != n or n < 1:
         raise ValueError(f"identity expects a positive integer dimension, got {n!r}")
     n = int(n)
+    check_size("identity's dimension n", n, MAX_MATRIX_DIMENSION)
     return [[1.0 if i == j else 0.0 for j in range(n)] for i in range(n)]
 
 
 def diagonal(v: Vector) -> Matrix:
     n = len(v)
+    check_size("diagonal's dimension", n, MAX_MATRIX_DIMENSION)
     return [[v[i] if i == j else 0.0 for j in range(n)] for i in range(n)]
 
 
@@ -96,6 +100,7 @@ def inverse(A: Matrix) -> Matrix:
 def outerProduct(v: Vector, w: Vector) -> Matrix:
     if len(v) != len(w):
         raise ValueError(f"outerProduct: vectors must have equal length, got {len(v)} and {len(w)}")
+    check_size("outerProduct's dimension", len(v), MAX_MATRIX_DIMENSION)
     return [[a * b for b in w] for a in v]
 
 

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from adcore import and_, binary, eq, not_, or_, select
+from energies.limits import MAX_MATRIX_PRODUCT, check_size
 
 from . import pmath as am
 
@@ -183,6 +184,8 @@ def mvmul(a: Sequence[Sequence[Num]], v: Sequence[Num]) -> Vector:
 def mmmul(a: Sequence[Sequence[Num]], b: Sequence[Sequence[Num]]) -> Matrix:
     if not a or len(a[0]) != len(b):
         raise ValueError(f"matrix product of {len(a)}x{len(a[0]) if a else 0} and {len(b)}x? matrices")
+    work = len(a) * len(b) * (len(b[0]) if b else 0)
+    check_size("a matrix product's multiply-adds", work, MAX_MATRIX_PRODUCT)
     cols = list(zip(*b))
     return [[vdot(row, col) for col in cols] for row in a]
 

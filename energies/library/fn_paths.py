@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 
 from . import pmath as am
-from .fn_math import static_index
+from .fn_math import static_count
 from .fn_ops import (
     Num,
     PathData,
@@ -165,7 +165,7 @@ def repeatedArcs(
     arcSweep: Num,
 ) -> PathData:
     """`repeat` concentric arcs (angle marks), each `spacing` further out than the previous."""
-    count = static_index(repeat, "repeatedArcs' repeat")
+    count = static_count(repeat, "repeatedArcs' repeat")
     start_dir = vnormalize(vsub(outerStart, innerStart))
     end_dir = vnormalize(vsub(outerEnd, innerEnd))
     start, end, radius = list(innerStart), list(innerEnd), list(innerRadius)
@@ -201,7 +201,7 @@ def _tick_offsets(spacing: Num, count: int) -> list:
 
 def ticksOnLine(pt1: Vector, pt2: Vector, spacing: Num, numTicks: int, tickLength: Num) -> PathData:
     """`numTicks` tick marks across the middle of segment pt1-pt2, each 2 * tickLength long."""
-    count = static_index(numTicks, "ticksOnLine's numTicks")
+    count = static_count(numTicks, "ticksOnLine's numTicks")
     u = vnormalize(vsub(pt2, pt1))
     normal = vneg(_rot90(u))
     mid = vmul(0.5, vadd(pt1, pt2))
@@ -239,7 +239,7 @@ def Penrose(
 ) -> PathData:
     """Penrose's impossible-polygon logo: n closed hexagonal bars around a hole of relative size
     holeSize, turned by `angle`, wound clockwise when chirality is "cw"."""
-    n = int(math.floor(max(static_index(math.floor(nSides), "Penrose's nSides"), 3)))
+    n = int(math.floor(max(static_count(math.floor(nSides), "Penrose's nSides"), 3)))
     outer = radius
     inner = holeSize * outer
     interior = math.pi * (n - 2) / n  # interior angle of the regular n-gon

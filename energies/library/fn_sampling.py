@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from energies.limits import MAX_LIST_LENGTH, check_size
 from energies.shapes.specs import uniform_float
 
 from .context import FunctionContext
@@ -86,6 +87,7 @@ def randomIndex(ctx: FunctionContext, minIndex: Num, maxIndex: Num) -> Num:
 def diffusionProcess(ctx: FunctionContext, n: int, X0: Vector, A: Matrix, omega: Vector) -> Points:
     """n points of the 2D random walk X[i] = X[i-1] + A w[i] + omega with w[i] standard normal."""
     steps = int(_constant(n, "diffusionProcess's n"))
+    check_size("diffusionProcess's n", steps, MAX_LIST_LENGTH)
     if steps < 1:
         raise ValueError(f"diffusionProcess: n must be at least 1, got {steps}")
     xs = [list(X0)]

@@ -28,6 +28,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from energies.limits import MAX_LIST_LENGTH, check_size
+
 PathData = list["PathCmd"]
 
 ARC_VALUE_COUNT = 5  # rx, ry, rotation, largeArc, sweep
@@ -102,6 +104,8 @@ def concat_paths(
     """Paths one after another. With `connect`, the first command of every path but the first is
     replaced by `connect(cmd)` (dropped when it returns None); with `connect_last` too, the path ends
     with `connect` of its very first command (closing the chain)."""
+    # concatenating a path with itself, again and again, doubles it each time
+    check_size("the joined path's commands", sum(map(len, paths)), MAX_LIST_LENGTH)
     out: PathData = []
     for i, path in enumerate(paths):
         cmds = list(path)

@@ -15,6 +15,7 @@ from typing import Any
 
 from energies.diagram import ShapeInstance
 from energies.expr import Node
+from energies.limits import MAX_MATRIX_PRODUCT, MAX_STRING_LENGTH
 
 
 class StyleTypeError(Exception):
@@ -118,6 +119,11 @@ def _matmul(a: list, b: list) -> list:
     if any(len(row) != len(b) for row in a):
         raise StyleTypeError("matrix product of incompatible sizes")
     cols = len(b[0]) if b else 0
+    if len(a) * len(b) * cols > MAX_MATRIX_PRODUCT:
+        work = len(a) * len(b) * cols
+        raise StyleTypeError(
+            f"the matrix product needs {work:,} multiply-adds, above the limit of {MAX_MATRIX_PRODUCT:,}"
+        )
     return [[_dot(row, [b[k][j] for k in range(len(b))]) for j in range(cols)] for row in a]
 
 
@@ -135,6 +141,11 @@ def binop(op: str, left: Any, right: Any) -> Any:
         return _scalar_op(op, left, right)
     if isinstance(left, str) and isinstance(right, str):
         if op == "BPlus":
+            if len(left) + len(right) > MAX_STRING_LENGTH:  # doubling a string 40 times is 2^40
+                n = len(left) + len(right)
+                raise StyleTypeError(
+                    f"the string would be {n:,} characters, above the limit of {MAX_STRING_LENGTH:,}"
+                )
             return left + right
         raise StyleTypeError(f"{sym} is not defined on strings")
     if is_vector(left) and is_vector(right):

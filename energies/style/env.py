@@ -28,6 +28,7 @@ from energies.lang.ast import Pos
 from energies.lang.errors import DiagramError, raise_all
 from energies.lang.frontend import FrontEnd
 from energies.lang.match import BlockMatches
+from energies.limits import MAX_SHAPES, check_deadline
 from energies.shapes import SHAPE_TYPES
 from energies.style.context import (
     BlockContext,
@@ -98,6 +99,7 @@ class _Builder:
         self.assignment = Assignment()
         self.errors: list[DiagramError] = []
         self.lines = rep.text.splitlines()
+        self.planned_shapes = 0  # shape statements times matches, so far: an upper bound
         # Penrose puts every Substance object's label in its scope first, in declaration order.
         no_block = BlockPlan(-1, Pos(0, 0), "", frozenset(), ())
         no_context = BlockContext(no_block, 0, Scope("ns", ""))
@@ -156,12 +158,14 @@ class _Builder:
         if not bm.matches or len(self.errors) >= MAX_ERRORS:
             return
         block = bm.block.block
+        self.plan_shapes(header.pos, block, len(bm.matches))
         local, events = self.plan_layout(plan, block)
         if not events and all(local):  # nothing happens per match: the layout is every local scope
             self.assignment.locals.add_run(plan, len(bm.matches))
             return
         count = 0
         for match_index in range(len(bm.matches)):
+            check_deadline("running the Style's blocks")
             if len(self.errors) >= MAX_ERRORS:
                 break
             count += 1
@@ -174,6 +178,24 @@ class _Builder:
                     continue  # already in the layout, and silent
                 self.try_statement(ctx, index, stmt, local_fields)
         self.assignment.locals.add_run(plan, count)
+
+    def plan_shapes(self, pos: Pos, block: S.Block, matches: int) -> None:
+        """Refuse a Style whose shape statements, run for every match, would make far more shapes
+        than MAX_SHAPES, before any is made. The count is an upper bound (a field may be assigned
+        a shape twice), hence the margin; graph.shape_order checks the exact count."""
+        per_match = sum(
+            isinstance(stmt, S.PathAssign | S.AnonAssign)
+            and isinstance(stmt.value if isinstance(stmt, S.PathAssign) else stmt.expr, S.GPIDecl)
+            for stmt in block.statements
+        )
+        self.planned_shapes += per_match * matches
+        if self.planned_shapes > 2 * MAX_SHAPES:
+            raise self.rep.error(
+                pos,
+                f"the Style's shape statements, run for every match, would create up to "
+                f"{self.planned_shapes:,} shapes; the limit is {MAX_SHAPES:,}",
+                "ShapeLimitError",
+            )
 
     def plan_layout(self, plan: BlockPlan, block: S.Block) -> tuple[list[bool], bool]:
         """Run the statements on the local scope once, into `plan.layout`. Returns which statements

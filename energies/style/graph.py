@@ -33,6 +33,7 @@ from typing import Any
 
 from energies.lang import style_ast as S
 from energies.lang.errors import DiagramError
+from energies.limits import MAX_SHAPES, check_deadline
 from energies.style.context import (
     INERT_EXPRS,
     BlockContext,
@@ -138,6 +139,7 @@ def shape_order(assignment: Assignment, rep: Reporter) -> list[tuple[str, ShapeS
         meet(ref, source)
     roles: dict[int, _LocalRoles] = {}
     for plan, match_index in assignment.locals.order():
+        check_deadline("ordering the shapes")
         local = roles.get(id(plan)) or _roles(plan, roles)
         if not (local.shapes or local.path_error or any(waiting.get(f) for f in local.substance_fields)):
             continue  # this scope can neither place a shape nor fail
@@ -147,7 +149,15 @@ def shape_order(assignment: Assignment, rep: Reporter) -> list[tuple[str, ShapeS
         for name, source in local.items:
             meet(ObjectRef(scope, name), source)
     for ref, source in assignment.scope_fields("sub"):
+        check_deadline("ordering the shapes")
         meet(ref, source)
+    if len(placed) > MAX_SHAPES:  # before any shape's properties are sampled or evaluated
+        first_beyond = list(placed.values())[MAX_SHAPES]
+        raise rep.error(
+            first_beyond.pos,
+            f"the Style creates {len(placed):,} shapes, above the limit of {MAX_SHAPES:,}",
+            "ShapeLimitError",
+        )
     return list(placed.items())
 
 
@@ -299,6 +309,7 @@ class _EvaluationWalk:
                 self.root(ref)
             roles: dict[int, _LocalRoles] = {}
             for plan, match_index in self.assignment.locals.order():
+                check_deadline("evaluating the Style")
                 ctx = plan.context(match_index)
                 self.local_scope(ctx, _roles(plan, roles))
             for ref, _ in self.assignment.scope_fields("sub"):
@@ -331,6 +342,7 @@ class _EvaluationWalk:
         self.done.add(ref.key)
         stack: list[tuple[ObjectRef, list[ObjectRef], int]] = [(ref, self.reads(ref), 0)]
         while stack:
+            check_deadline("evaluating the Style")
             node, deps, i = stack.pop()
             if i < len(deps):
                 stack.append((node, deps, i + 1))

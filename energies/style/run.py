@@ -27,6 +27,7 @@ from energies.diagram import Diagram, ShapeInstance
 from energies.lang import style_ast as S
 from energies.lang.errors import raise_all, visible_warnings
 from energies.lang.frontend import FrontEnd
+from energies.limits import MAX_CANVAS_SIZE, check_deadline
 from energies.shapes import Canvas, rng_for
 from energies.style import layering
 from energies.style.context import ExprSource
@@ -63,7 +64,15 @@ def canvas_size(assignment: Assignment, rep: Reporter) -> tuple[float, float]:
             )
         if not isinstance(source, ExprSource) or not isinstance(source.expr, S.Fix):
             raise rep.error(source.pos, f"canvas.{attr} must be a number", "CanvasNonexistentDimsError")
-        size.append(source.expr.value)
+        value = source.expr.value
+        # Zero is Penrose's: the registry's tutorial starter draws its empty 0x0 canvas.
+        if not 0 <= value <= MAX_CANVAS_SIZE:  # also refuses NaN
+            raise rep.error(
+                source.pos,
+                f"canvas.{attr} must be from 0 to {MAX_CANVAS_SIZE:,.0f} pixels, got {value:g}",
+                "CanvasSizeError",
+            )
+        size.append(value)
     return size[0], size[1]
 
 
@@ -104,7 +113,10 @@ def _evaluate_style(
     canvas = Canvas(width, height)
     shape_sources = shape_order(assignment, rep)
     rng = rng_for(variation)
-    defaults = {key: sample_defaults(source.kind, canvas, rng) for key, source in shape_sources}
+    defaults = {}
+    for key, source in shape_sources:
+        check_deadline("sampling the shapes' initial values")
+        defaults[key] = sample_defaults(source.kind, canvas, rng)
     library = library or Library()
     ev = Evaluator(assignment, rep, canvas, rng, library, defaults)
     penrose_order = draws_numbers(front.style, library.functions)

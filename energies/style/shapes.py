@@ -21,6 +21,7 @@ from energies.diagram import ShapeInstance
 from energies.expr import input_node
 from energies.labels import LabelError, measure_label
 from energies.lang.ast import Pos
+from energies.limits import MAX_SHAPE_POINTS, MAX_STRING_LENGTH
 from energies.shapes import SHAPE_TYPES, Canvas, Color, PropType, make_default_props
 from energies.style import arith
 from energies.style.context import ShapeSource
@@ -144,7 +145,15 @@ def build_shape(ev: Evaluator, ref: ObjectRef, source: ShapeSource) -> ShapeInst
 
 
 def check_prop(ev: Evaluator, ref: ObjectRef, name: str, ptype: PropType, value: Any, pos: Pos) -> Any:
-    """`value` as the property type wants it, or a located BadShapeParamTypeError."""
+    """`value` as the property type wants it, or a located BadShapeParamTypeError (ShapeLimitError
+    when a list or string is longer than energies.limits allows)."""
+    limit = SIZE_LIMITS.get(ptype)
+    if limit is not None and isinstance(value, list | str) and len(value) > limit[0]:
+        raise ev.rep.error(
+            pos,
+            f"{ref.key}.{name} has {len(value):,} {limit[1]}, above the limit of {limit[0]:,}",
+            "ShapeLimitError",
+        )
     fixed = coerce(ptype, value)
     if fixed is _BAD:
         raise ev.rep.error(
@@ -156,6 +165,11 @@ def check_prop(ev: Evaluator, ref: ObjectRef, name: str, ptype: PropType, value:
 
 
 _BAD = object()
+SIZE_LIMITS = {
+    PropType.PT_LIST: (MAX_SHAPE_POINTS, "points"),
+    PropType.PATH_DATA: (MAX_SHAPE_POINTS, "path commands"),
+    PropType.STRING: (MAX_STRING_LENGTH, "characters"),
+}
 
 
 def coerce(ptype: PropType, v: Any) -> Any:

@@ -210,3 +210,9 @@ def test_bad_tex_names_the_label(tex, message):
 def test_empty_equation_is_an_error():
     with pytest.raises(LabelError, match="non-empty"):
         measure_equation("", label="A.eq")
+
+
+def test_tex_with_a_character_xml_forbids_is_refused_by_name():
+    for tex, code in (("x\x01^2", "U+0001"), ("y\ud800", "U+D800")):
+        with pytest.raises(LabelError, match=re.escape(f"holds {code}, a character no SVG can hold")):
+            measure_equation(tex, "12px", label="eq")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import xml.etree.ElementTree as ET
 
@@ -139,17 +140,71 @@ def test_oversize_body_is_413_when_streamed_without_length(client):
     assert r.status_code == 413
 
 
-def test_image_hrefs_pass_through_untouched(client):
+def test_image_hrefs_are_never_read_and_not_written_in_safe_mode(client):
     body = example_body("graph")
     style = body["style"] + '\nforall Vertex v {\n  v.pic = Image {\n    href : "/etc/passwd"\n  }\n}\n'
     r = client.post("/diagrams", json={**body, "style": style})
     assert r.status_code == 200, r.text
     images = svg_root(r.text).findall(f".//{SVG_NS}image")
     assert len(images) == 5
-    for image in images:
-        href = image.get("href") or image.get("{http://www.w3.org/1999/xlink}href")
-        assert href == "/etc/passwd"  # written as given: never read, never inlined
-    assert "root:" not in r.text
+    for image in images:  # never read, never inlined, and (safe by default) no URL to load
+        assert not [name for name in image.attrib if name.endswith("href")]
+    assert "root:" not in r.text and "/etc/passwd" not in r.text
+
+
+HOSTILE_STYLE = """
+forall Vertex v {
+  v.bad = Circle {
+    onmouseover : "alert(document.domain)"
+    style : "fill: url(http://evil.example/x)"
+    href : "javascript:alert(1)"
+  }
+  v.t = Text {
+    string : v.label
+    fontFamily : "serif; background: url(http://evil.example/)"
+  }
+}
+"""
+
+
+def test_hostile_style_properties_give_an_inert_well_formed_svg(client):
+    body = example_body("graph")
+    substance = body["substance"] + '\nLabel a "a\x00b\x1bc"\n'
+    hostile = {**body, "substance": substance, "style": body["style"] + HOSTILE_STYLE}
+    r = client.post("/diagrams", json=hostile)
+    assert r.status_code == 200, r.text
+    root = svg_root(r.text)
+    for elem in root.iter():
+        for name, value in elem.attrib.items():
+            assert not name.lower().startswith("on") and "javascript" not in value, (name, value)
+            assert "url(" not in value.replace("url(#", ""), (name, value)
+    assert "abc" in [e.text for e in root.iter(f"{SVG_NS}text")]
+
+
+def test_a_lone_surrogate_is_422_naming_its_place(client):
+    body = example_body("graph")
+    substance = body["substance"] + '\nLabel a "x\ud800"\n'
+    payload = json.dumps({**body, "substance": substance})  # the surrogate as JSON's \ud800 escape
+    r = client.post("/diagrams", content=payload, headers={"content-type": "application/json"})
+    assert r.status_code == 422, r.text
+    line = substance.count("\n", 0, substance.index("\ud800")) + 1
+    message = r.json()["message"]
+    assert message.startswith("substance:") and f"line {line}, column 11: U+D800" in message
+
+
+def test_sizes_beyond_the_limits_are_422_naming_construct_place_and_limit(client):
+    body = example_body("graph")
+    r = client.post("/diagrams", json={**body, "substance": "Vertex v_i for i in [1, 100000000000]\n"})
+    assert r.status_code == 422, r.text
+    (d,) = r.json()["diagnostics"]
+    assert (d["source"], d["line"], d["column"]) == ("substance", 1, 16)
+    assert "100,000,000,000 combinations, above the limit of 5,000,000" in d["message"]
+    style = body["style"].replace("width = 400", "width = -100", 1)
+    r = client.post("/diagrams", json={**body, "style": style})
+    assert r.status_code == 422, r.text
+    (d,) = r.json()["diagnostics"]
+    assert (d["source"], d["line"]) == ("style", 2)
+    assert "canvas.width must be from 0 to 100,000 pixels, got -100" in d["message"]
 
 
 def test_request_id_is_echoed_and_logs_omit_the_body(client, caplog):
@@ -242,3 +297,12 @@ def test_the_start_count_is_a_request_setting(client):
     for bad in (0, 65, "many"):
         r = client.post("/diagrams", json={**body, "starts": bad})
         assert r.status_code == 422, r.text
+
+
+def test_a_body_that_is_not_utf8_is_a_documented_400(client):
+    r = client.post(
+        "/diagrams", content=b'{"domain": "\xff\xfe"}', headers={"content-type": "application/json"}
+    )
+    assert r.status_code == 400, r.text  # JSON whose string is not UTF-8: the body cannot be read
+    documented = client.get("/openapi.json").json()["paths"]["/diagrams"]["post"]["responses"]
+    assert str(r.status_code) in documented and r.json()["message"]

@@ -187,8 +187,8 @@ def test_cli_inlines_local_images_from_the_trio_folder_only(tmp_path):
         for el in ET.fromstring(out.read_text()).iter(f"{SVG_NS}image")
     ]
     assert len(hrefs) == 10
-    assert sum(h.startswith("data:image/svg+xml;base64,") for h in hrefs) == 5
-    assert hrefs.count("../outside.svg") == 5
+    assert sum(h is not None and h.startswith("data:image/svg+xml;base64,") for h in hrefs) == 5
+    assert hrefs.count(None) == 5  # outside the folder: not inlined, and (safe mode) not written
 
 
 def test_progress_line_is_drawn_when_stderr_is_a_terminal(tmp_path):
@@ -259,3 +259,19 @@ def test_warnings_name_the_style_file_and_its_own_line(tmp_path):
         f"warning: {tmp_path / 'extra.style'}:3:18: UnknownPropertyWarning: Circle has no property"
         " strokeWidht (did you mean strokeWidth?)" in done.stderr
     )
+
+
+def test_svg_is_safe_unless_unsafe_is_asked_for(tmp_path):
+    (tmp_path / "d.domain").write_text("type Set\n")
+    (tmp_path / "s.substance").write_text("Set A\n")
+    style = (
+        'canvas {\n  width = 100\n  height = 100\n}\nforall Set s {\n  s.c = Circle { onclick: "x()" }\n}\n'
+    )
+    (tmp_path / "t.style").write_text(style)
+    files = ["--domain", str(tmp_path / "d.domain"), "--substance", str(tmp_path / "s.substance")]
+    files += ["--style", str(tmp_path / "t.style")]
+    safe, unsafe = tmp_path / "safe.svg", tmp_path / "unsafe.svg"
+    assert run_cli("render", *files, "-o", str(safe)).returncode == 0
+    assert run_cli("render", *files, "-o", str(unsafe), "--unsafe").returncode == 0
+    assert ET.fromstring(safe.read_text()).find(f".//{SVG_NS}circle").get("onclick") is None
+    assert ET.fromstring(unsafe.read_text()).find(f".//{SVG_NS}circle").get("onclick") == "x()"

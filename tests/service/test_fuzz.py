@@ -1,4 +1,7 @@
-"""Schemathesis fuzzes our OpenAPI schema against a live server: no input may produce a 5xx.
+"""Schemathesis fuzzes our OpenAPI schema against a live server: no input may produce a 5xx, and
+every status answered is one the OpenAPI document lists for that operation. Hypothesis fuzzes the
+pipeline in process with well-formed Styles of arbitrary content: each ends as an SVG that parses
+as XML and is inert, or as one of the pipeline's user-facing errors.
 
 (Hypothesis drives schemathesis' strategies directly: its pytest plugin does not run under our
 pytest version.)
@@ -6,11 +9,21 @@ pytest version.)
 
 from __future__ import annotations
 
+import warnings
+
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, given, settings
 
+from energies.lang.errors import DiagramError
+from energies.portfolio import PortfolioSettings
+from registry.svg_check import svg_problems
+from service.pipeline import LayoutError, render_trio
+from service.render import RenderError
+from tests.energies.test_languages_fuzz import DOMAIN, STYLES, SUBSTANCE
+
 EXAMPLES_PER_OPERATION = 30
+ONE_START = PortfolioSettings(starts=1)
 
 
 @pytest.fixture(scope="module")
@@ -27,6 +40,7 @@ def test_schema_lists_our_operations(operations):
 def test_no_input_produces_a_server_error(operations, live_server):
     statuses: dict[str, list[int]] = {}
     for op in operations:
+        documented = frozenset(op.definition.raw["responses"])
 
         @given(case=op.as_strategy())
         @settings(max_examples=EXAMPLES_PER_OPERATION, deadline=None, suppress_health_check=list(HealthCheck))
@@ -39,7 +53,22 @@ def test_no_input_produces_a_server_error(operations, live_server):
                 response.status_code,
                 response.text[:500],
             )
+            # check() runs within this iteration, so `documented` is this operation's
+            assert str(response.status_code) in documented, (case.method, case.path, response.status_code)  # noqa: B023
 
         check()
     # the fuzzer really reached the renderer with many bodies
     assert len(statuses["POST /diagrams"]) >= 10
+
+
+@given(style=STYLES)
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+def test_any_well_formed_style_ends_as_an_inert_svg_or_a_user_error(style):
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            rendering = render_trio(DOMAIN, SUBSTANCE, style, "fuzz", time_limit=5.0, portfolio=ONE_START)
+    except (DiagramError, LayoutError, RenderError):
+        return
+    assert not svg_problems(rendering.svg)
+    rendering.svg.encode("utf-8")

@@ -16,7 +16,11 @@ import sys
 
 import pytest
 
+from energies.shapes import Canvas
+from registry.svg_check import svg_problems
+from service.concrete import concrete_shapes
 from service.pipeline import render_trio
+from service.render import render_svg
 from service.trios import load_trio, trio_image_resolver
 
 from .service_support import HAS_REGISTRY, REFERENCE, REGISTRY, REPO, render_registry_trio
@@ -70,6 +74,22 @@ def test_constraints_are_satisfied_where_penrose_satisfies_them(renderings) -> N
     satisfied_by_penrose = [row["key"] for row in sample() if row["nViolated"] == 0]
     ours = [k for k in satisfied_by_penrose if renderings[k].optimization.n_violated == 0]
     assert len(ours) >= 0.9 * len(satisfied_by_penrose), sorted(set(satisfied_by_penrose) - set(ours))
+
+
+def test_every_svg_is_well_formed_inert_and_unchanged_by_safe_mode(renderings) -> None:
+    """Safe mode removes nothing the registry's Styles draw: the unsafe rendering of the same
+    layout is the same document."""
+    for key, r in renderings.items():
+        assert not svg_problems(r.svg), key
+        trio = load_trio(REGISTRY / f"{key}.trio.json", key=key)
+        unsafe = render_svg(
+            Canvas(*r.diagram.canvas),
+            concrete_shapes(r.diagram.shapes, r.optimization.x),
+            resolve_image=trio_image_resolver(trio.base_dir, *trio.style_dirs),
+            variation=r.diagram.variation,
+            safe=False,
+        )
+        assert unsafe == r.svg, key
 
 
 def test_same_seed_same_svg_bytes_in_another_process(renderings, tmp_path) -> None:

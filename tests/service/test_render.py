@@ -8,6 +8,7 @@ import pytest
 
 from energies.labels import measure_equation, measure_text
 from energies.shapes import Canvas, Color, Coord, PathCmd, Shape, Values, make_default_props, rng_for
+from registry.svg_check import svg_problems
 from service.render import RenderError, render_svg
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -230,7 +231,8 @@ def test_equation_is_placed_by_its_center():
 
 def test_image_href_is_kept_or_resolved():
     image = shape("Image", "img", href="pic.svg", center=(0.0, 0.0), width=20.0, height=10.0)
-    plain = only(render(image), "image")
+    assert not [k for k in only(render(image), "image").attrib if k.endswith("href")]  # safe: no load
+    plain = only(render(image, safe=False), "image")
     hrefs = {k: v for k, v in plain.attrib.items() if k.endswith("href")}
     assert list(hrefs.values()) == ["pic.svg"]
     assert (plain.get("width"), plain.get("height")) == ("20", "10")
@@ -243,7 +245,7 @@ def test_image_href_is_kept_or_resolved():
     resolved = only(render(image, resolve_image=resolver), "image")
     assert seen == ["pic.svg"]
     assert "data:image/svg+xml;base64,AAAA" in resolved.attrib.values()
-    kept = only(render(image, resolve_image=lambda href: None), "image")
+    kept = only(render(image, resolve_image=lambda href: None, safe=False), "image")
     assert "pic.svg" in kept.attrib.values()
 
 
@@ -392,3 +394,62 @@ def test_flipped_start_arrowhead_pulls_back_by_ref_x():
         "line",
     )
     assert float(line.get("y1")) == pytest.approx(150 - 2.36 * 3)
+
+
+# -- safe mode and well-formed XML (oracle: an XML parser; the lists of hostile values below) ----------
+
+HOSTILE_PASSTHROUGH = {
+    "onmouseover": "alert(document.domain)",
+    "onClick": "alert(1)",
+    "style": "fill: url(http://evil.example/x)",
+    "filter": "url( 'https://evil.example/f.svg#f')",
+    "src": "URL(//evil.example/c)",
+    "href": "javascript:alert(1)",
+    "cursor": "url(data:image/png;base64,AAAA), auto",
+    "dataStyle": "\\75rl(http://evil.example)",  # a CSS escape spelling url(
+    "mask": "url(#local)",  # a reference into the document itself: harmless, kept
+    "opacity": 0.5,
+}
+HARMLESS = {"mask": "url(#local)", "opacity": "0.5"}
+
+
+def hostile_circle() -> Shape:
+    circle = shape("Circle", "c", strokeColor=RED)
+    circle.passthrough.update(HOSTILE_PASSTHROUGH)
+    return circle
+
+
+def test_safe_mode_drops_what_runs_script_or_loads_a_url():
+    elem = only(render(hostile_circle()), "circle")
+    passed = {k: v for k, v in elem.attrib.items() if k in HOSTILE_PASSTHROUGH or k.startswith("on")}
+    assert passed == HARMLESS
+    assert not svg_problems(render_svg(CANVAS, [hostile_circle()]))
+
+
+def test_unsafe_mode_keeps_penroses_full_passthrough():
+    elem = only(render(hostile_circle(), safe=False), "circle")
+    for key, value in HOSTILE_PASSTHROUGH.items():
+        assert elem.get(key) == (value if isinstance(value, str) else "0.5")
+    unsafe = render_svg(CANVAS, [hostile_circle()], safe=False)
+    assert len(svg_problems(unsafe)) == 8  # all but mask and opacity
+
+
+def test_declared_string_properties_are_judged_like_passthrough():
+    text = shape("Text", "t", string="hi", fontFamily="serif; background: url(http://evil.example/)")
+    assert only(render(text, safe=False), "text").get("style").endswith("url(http://evil.example/);")
+    assert only(render(text), "text").get("style") is None  # the font rule carried a URL: dropped
+    image = shape("Image", "i", href="data:image/png;base64,AAAA", center=(0.0, 0.0), width=2.0, height=2.0)
+    assert "data:image/png;base64,AAAA" in only(render(image), "image").attrib.values()
+
+
+def test_characters_xml_forbids_are_dropped_in_both_modes():
+    text = shape("Text", "t\x01", string="a\x00b\x1bc\ud800d\ufffee\tf")
+    text.passthrough.update({"dataNote": "x\x02y", "bad name": "z", "1st": "z"})
+    for safe in (True, False):
+        svg = render_svg(CANVAS, [text], safe=safe)
+        svg.encode("utf-8")  # no lone surrogate left
+        root = ET.fromstring(svg)
+        assert only(root, "text").text == "abcde\tf"
+        assert only(root, "title").text == "t"
+        assert only(root, "text").get("dataNote") == "xy"
+        assert not {"bad name", "1st"} & set(only(root, "text").attrib)

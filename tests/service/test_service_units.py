@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -14,6 +15,7 @@ from service.examples import example
 from service.jsonable import finite_or_none
 from service.layout_job import diagnostics_of, run_layout
 from service.result_cache import ResultCache, request_key
+from service.settings import settings_from_env
 
 
 def test_negotiate_respects_media_types_and_quality():
@@ -94,6 +96,30 @@ def test_run_layout_classifies_outcomes():
     assert arrow["kind"] == "render" and "zigzag" in arrow["message"]
 
 
+def test_run_layout_is_safe_unless_the_job_says_unsafe():
+    trio = example("sets")
+    style = trio.style + '\nforall Set s {\n  s.h = Circle { onclick: "alert(1)" }\n}\n'
+    job = {"domain": trio.domain, "substance": trio.substance, "style": style, "timeLimit": 10}
+    assert "onclick" not in run_layout(job)["svg"]
+    assert 'onclick="alert(1)"' in run_layout({**job, "unsafeSvg": True})["svg"]
+
+
+def test_the_unsafe_setting_is_read_as_a_flag(monkeypatch):
+    for raw, expected in (
+        ("", False),
+        ("0", False),
+        ("off", False),
+        ("1", True),
+        ("TRUE", True),
+        ("yes", True),
+    ):
+        monkeypatch.setenv("PENROSE_UNSAFE_SVG", raw)
+        assert settings_from_env().unsafe_svg is expected
+    monkeypatch.setenv("PENROSE_UNSAFE_SVG", "maybe")
+    with pytest.raises(ValueError, match="PENROSE_UNSAFE_SVG must be"):
+        settings_from_env()
+
+
 TOKENS = [
     "{",
     "}",
@@ -138,3 +164,27 @@ def test_mutated_examples_never_end_as_internal_errors(job):
     # every broken program is the user's mistake: a located diagnostic, never a crash of ours
     outcome = run_layout(job)
     assert outcome["ok"] or outcome["kind"] != "internal", outcome["message"]
+
+
+def test_a_layout_out_of_time_before_wasm_is_a_timeout_naming_the_phase():
+    """15,000 labelled sets take seconds to evaluate, before anything runs in Wasm."""
+    style = "canvas {\n  width = 400\n  height = 300\n}\n"
+    style += "forall Set s {\n  s.t = Text { string: s.label }\n}\n"
+    job = {"domain": "type Set", "substance": "Set s_i for i in [1, 15000]\nAutoLabel All", "style": style}
+    outcome = run_layout({**job, "timeLimit": 0.3})
+    assert (outcome["kind"], outcome["status"]) == ("layout", "timeout")
+    assert outcome["message"].startswith("the layout exceeded its time limit of 0.3 s while ")
+
+
+def test_an_energy_wasm_cannot_compile_is_a_layout_error_not_a_crash(monkeypatch):
+    from adcore import WasmCompileError
+
+    def refuse(*args, **kwargs):
+        raise WasmCompileError("invalid wasm module: function too large")
+
+    monkeypatch.setattr("service.pipeline.compile_problem", refuse)
+    trio = example("sets")
+    job = {"domain": trio.domain, "substance": trio.substance, "style": trio.style, "timeLimit": 10}
+    outcome = run_layout({**job, "variation": "wasm-refused"})
+    assert (outcome["kind"], outcome["status"]) == ("layout", "optimize-error")
+    assert "too large to compile" in outcome["message"]

@@ -78,12 +78,22 @@ def test_killed_worker_fails_only_its_request_and_is_replaced():
 
 
 def test_worker_stuck_past_its_deadline_is_killed_and_replaced():
-    # time_limit + kill_grace = 0.05 s: shorter than parsing, matching and evaluating the heavy
-    # diagram's Style (Python, outside Wasm), so the worker cannot stop itself in time
-    app = create_app(Settings(workers=1, time_limit=0.05, kill_grace=0.0))
+    # Every phase checks the deadline, so a layout stops itself; a worker that cannot (stuck in
+    # one long C call, here: stopped by SIGSTOP once it has the job) is killed at limit + grace.
+    app = create_app(Settings(workers=1, time_limit=2.0, kill_grace=0.5))
     with TestClient(app) as client:
         before = [w.pid for w in app.state.pool.workers]
-        r = client.post("/diagrams", json=heavy_body(variation="stuck"), headers=JSON)
+        answer: dict[str, object] = {}
+        thread = threading.Thread(
+            target=lambda: answer.update(
+                r=client.post("/diagrams", json=heavy_body(variation="stuck"), headers=JSON)
+            )
+        )
+        thread.start()
+        time.sleep(0.3)  # the job is sent at once; the heavy layout takes over a second
+        os.kill(before[0], signal.SIGSTOP)
+        thread.join(60)
+        r = answer["r"]
         assert r.status_code == 504, r.text
         assert r.json()["error"] == "timeout"
         # the killed worker is replaced
