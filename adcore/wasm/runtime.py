@@ -42,8 +42,7 @@ import wasmtime
 from wasmtime import _ffi as ffi
 from wasmtime import _func as wasmtime_func
 
-from ..errors import OpaqueCallError
-from .errors import WasmCompileError
+from ..errors import OpaqueCallError, WasmCompileError
 
 TICK_SECONDS = 0.01
 ENGINE_SETTINGS: dict[str, object] = {
