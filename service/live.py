@@ -39,7 +39,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from .pool import START_TIMEOUT, WorkerCrashed
+from .pool import START_TIMEOUT, WorkerCrashed, cap_memory
 from .schemas import DiagramRequest
 from .settings import Settings
 
@@ -47,11 +47,13 @@ log = logging.getLogger("service.live")
 BUSY_WAIT = 5.0  # seconds a new session waits for a busy one to end before the answer is 429
 
 
-def live_worker_main(conn: Connection, idle_limit: float) -> None:
-    """A live worker process: warm up, then run one session at a time until told to stop."""
+def live_worker_main(conn: Connection, idle_limit: float, memory_mb: int) -> None:
+    """A live worker process: cap its memory as a layout worker's, warm up, then run one session at a
+    time until told to stop."""
+    cap_memory(memory_mb)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s live %(message)s")
     from service.live_session import run_session
-    from service.pipeline import warm_up
+    from service.warm_up import warm_up
 
     warm_up()
     conn.send_bytes(b'{"ready": true}')
@@ -72,10 +74,11 @@ class LiveWorker:
     conn: Connection
 
 
-def start_live_worker(idle_limit: float) -> LiveWorker:
+def start_live_worker(idle_limit: float, memory_mb: int = 0) -> LiveWorker:
     ctx = multiprocessing.get_context("spawn")
     parent, child = ctx.Pipe(duplex=True)
-    process = ctx.Process(target=live_worker_main, args=(child, idle_limit), name="penrose-live", daemon=True)
+    args = (child, idle_limit, memory_mb)
+    process = ctx.Process(target=live_worker_main, args=args, name="penrose-live", daemon=True)
     process.start()
     child.close()
     if not parent.poll(START_TIMEOUT) or not json.loads(parent.recv_bytes()).get("ready"):
@@ -121,7 +124,9 @@ class LiveSessions:
 
             async def start() -> None:
                 try:
-                    worker = await asyncio.to_thread(start_live_worker, self.settings.live_idle)
+                    worker = await asyncio.to_thread(
+                        start_live_worker, self.settings.live_idle, self.settings.worker_memory_mb
+                    )
                 except Exception as e:  # noqa: BLE001 - the next session starts one itself
                     log.error("could not start a live worker: %s", e)
                     self.count -= 1
@@ -154,7 +159,9 @@ class LiveSessions:
                     return None
                 self.count += 1
                 try:
-                    worker = await asyncio.to_thread(start_live_worker, self.settings.live_idle)
+                    worker = await asyncio.to_thread(
+                        start_live_worker, self.settings.live_idle, self.settings.worker_memory_mb
+                    )
                 except Exception:
                     self.count -= 1
                     raise

@@ -91,12 +91,17 @@ class WorkerConfig:
     cache_mb: int = 512  # the disk cache is pruned to this after each job
 
 
+def cap_memory(memory_mb: int) -> None:
+    """Cap this process's data segment (RLIMIT_DATA) at `memory_mb`; 0 leaves it uncapped."""
+    if memory_mb > 0:
+        cap = memory_mb * 2**20
+        resource.setrlimit(resource.RLIMIT_DATA, (cap, cap))
+
+
 def worker_main(conn: Connection, config: WorkerConfig) -> None:
     """A worker process: cap its memory, import the pipeline once, then answer jobs until told to stop."""
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s worker %(message)s")
-    if config.memory_mb > 0:
-        cap = config.memory_mb * 2**20
-        resource.setrlimit(resource.RLIMIT_DATA, (cap, cap))
+    cap_memory(config.memory_mb)
     import energies.compile.problem
     from service.compile_cache import prune
     from service.layout_job import run_layout

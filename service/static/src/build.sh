@@ -1,10 +1,10 @@
 #!/bin/sh
 # Rebuild service/static/vendor/editor.js (CodeMirror 6 + fflate, pinned in package.json) and its
-# licenses. Needs node and npm; run from anywhere: sh web/build.sh
+# licenses. Needs node and npm; run from anywhere: sh service/static/src/build.sh
 set -eu
 cd "$(dirname "$0")"
 npm ci --no-audit --no-fund
-out=../service/static/vendor
+out=../vendor
 mkdir -p "$out"
 node_modules/.bin/esbuild editor-entry.js --bundle --format=esm --minify --legal-comments=none \
   --target=es2020 --outfile="$out/editor.js"
