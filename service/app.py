@@ -211,7 +211,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         request_id = request.scope.get("state", {}).get("request_id", "-")
         style = body.style_text()
         trio = (body.domain, body.substance, style, body.variation, body.excludeWarnings)
-        key = request_key(*trio, body.starts, body.startSeconds)
+        key = request_key(*trio, body.starts, body.startSeconds, body.images)
         answer = request.scope.get("state", {}).get("answer") or negotiate(request.headers.get("accept"))
         want_json = answer == "json"
         outcome = cache.get(key)
@@ -232,6 +232,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 "startSeconds": body.startSeconds,
                 "timeLimit": settings.time_limit,
                 "unsafeSvg": settings.unsafe_svg,
+                "images": body.images,
                 "goals": want_json,  # the goal list costs seconds for huge diagrams: only for JSON
             }
             try:

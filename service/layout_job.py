@@ -10,8 +10,8 @@ sends is ever deserialized as Python objects, and the outcome is already in the 
     {"ok": False, "kind": "memory", "message": ...}   (past the worker's memory cap)
     {"ok": False, "kind": "internal", "message": ...}
 
-Image hrefs pass through as written (``resolve_image=None``): a request never makes the server
-read a file or fetch a URL it names.
+A request never makes the server read a file or fetch a URL it names: an Image's href is embedded
+only from the images the request itself carries (``images``, data URIs by relative path).
 """
 
 from __future__ import annotations
@@ -69,6 +69,7 @@ def layout_outcome(
     from energies.lang.errors import DiagramError
     from service.pipeline import LayoutError, portfolio_settings, render_trio
     from service.render import RenderError
+    from service.trios import request_image_resolver
 
     try:
         rendering = render_trio(
@@ -78,7 +79,7 @@ def layout_outcome(
             job.get("variation", ""),
             tuple(job.get("excludeWarnings", ())),
             time_limit=float(job["timeLimit"]),
-            resolve_image=None,
+            resolve_image=request_image_resolver(job.get("images") or {}),
             portfolio=portfolio_settings(job.get("starts"), job.get("startSeconds")),
             observe=observe,
             on_progress=on_progress,

@@ -259,6 +259,7 @@ def live_router(settings: Settings, error_response: Any) -> tuple[APIRouter, Liv
             "starts": body.starts,
             "startSeconds": body.startSeconds,
             "timeLimit": settings.time_limit,
+            "images": body.images,
             "goals": False,
             "interactive": interactive,
         }

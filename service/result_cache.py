@@ -22,10 +22,10 @@ def request_key(
     exclude: list[str],
     starts: int | None = None,
     start_seconds: float | None = None,
+    images: dict[str, str] | None = None,
 ) -> str:
-    payload = json.dumps(
-        [domain, substance, style, variation, sorted(exclude), starts, start_seconds], ensure_ascii=False
-    )
+    fields = [domain, substance, style, variation, sorted(exclude), starts, start_seconds]
+    payload = json.dumps([*fields, sorted((images or {}).items())], ensure_ascii=False)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 

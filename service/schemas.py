@@ -8,6 +8,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 MAX_STARTS = 64  # a request's multi-start count is bounded like its other sizes
+MAX_IMAGES = 256  # images a request carries (their bytes count against the body's limit)
 # JSON's \ud800-style escapes can spell half of a surrogate pair, which is no character: no
 # program can mean it, and UTF-8 (the SVG, the answer, the cache key) cannot encode it.
 LONE_SURROGATE = re.compile("[\ud800-\udfff]")
@@ -60,6 +61,22 @@ class DiagramRequest(BaseModel):
         gt=0,
         description="seconds for the starts after the first (a cut can make the layout machine-dependent)",
     )
+
+    images: dict[str, str] = Field(
+        default_factory=dict,
+        max_length=MAX_IMAGES,
+        description="the trio's local images by the relative path a Style's href names (e.g. "
+        '"shading.png"), as data:image/ URIs; the SVG embeds them (the server reads no file or URL)',
+    )
+
+    @field_validator("images")
+    @classmethod
+    def embedded_images(cls, images: dict[str, str]) -> dict[str, str]:
+        for path, uri in images.items():
+            if len(path) > 1_000 or not uri.startswith("data:image/"):
+                message = "needs a path of at most 1000 characters and a data:image/ URI"
+                raise ValueError(f"image {path[:100]!r} {message}")
+        return images
 
     @field_validator("domain", "substance", "style", "variation", "excludeWarnings")
     @classmethod

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import posixpath
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -241,6 +242,22 @@ def default_registry_dir(root: Path | None = None) -> Path | None:
     base = Path.cwd() if root is None else Path(root)
     candidate = (base / ".." / "shared" / "penrose-registry").resolve()
     return candidate if (candidate / REGISTRY_INDEX).is_file() else None
+
+
+def request_image_resolver(images: Mapping[str, str]) -> Callable[[str], str | None] | None:
+    """Images a request carries (relative path -> data URI), found as `trio_image_resolver` finds
+    files: by the href's normalized path, then by its file name."""
+    if not images:
+        return None
+    by_path = {posixpath.normpath(p): uri for p, uri in images.items()}
+
+    def resolve(href: str) -> str | None:
+        if ":" in href.split("/")[0] or href.startswith(("/", "data:")):
+            return None
+        path = posixpath.normpath(href)
+        return by_path.get(path) or by_path.get(posixpath.basename(path))
+
+    return resolve
 
 
 def trio_image_resolver(base_dir: Any, *style_dirs: Any) -> Callable[[str], str | None]:

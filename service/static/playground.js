@@ -221,7 +221,9 @@ new ResizeObserver(() => { if (state.zoom === "fit") applyZoom(); }).observe($("
 // -- live layout ------------------------------------------------------------------------------------
 
 function trioRequest() {
-  return { domain: text("domain"), substance: text("substance"), style: text("style"), variation: $("variation").value };
+  const trio = { domain: text("domain"), substance: text("substance"), style: text("style"), variation: $("variation").value };
+  // the server embeds only the images a request carries (safe SVG: no href it would have to fetch)
+  return state.images.size ? { ...trio, images: Object.fromEntries(state.images) } : trio;
 }
 
 function setRunning(running) {

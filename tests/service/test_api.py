@@ -306,3 +306,30 @@ def test_a_body_that_is_not_utf8_is_a_documented_400(client):
     assert r.status_code == 400, r.text  # JSON whose string is not UTF-8: the body cannot be read
     documented = client.get("/openapi.json").json()["paths"]["/diagrams"]["post"]["responses"]
     assert str(r.status_code) in documented and r.json()["message"]
+
+
+def test_images_the_request_carries_are_embedded_and_nothing_else(client):
+    # A 1x1 PNG written out by hand (signature, IHDR, IDAT, IEND), so the test needs no image library.
+    import base64
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    png = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0))
+    png += chunk(b"IDAT", zlib.compress(b"\x00\xff\x00\x00")) + chunk(b"IEND", b"")
+    uri = "data:image/png;base64," + base64.b64encode(png).decode()
+    style = (
+        "canvas {\n  width = 100\n  height = 100\n}\nforall T t {\n"
+        '  t.i = Image { href: "./img/dot.png" }\n  t.j = Image { href: "elsewhere.png" }\n}\n'
+    )
+    body = {"domain": "type T", "substance": "T a", "style": style, "variation": "v"}
+    hrefs = [e.get("href") for e in svg_root(client.post("/diagrams", json=body).text).iter(f"{SVG_NS}image")]
+    assert hrefs == [None, None]  # safe SVG: no href the viewer would have to fetch
+    r = client.post("/diagrams", json={**body, "images": {"img/dot.png": uri}})
+    assert r.status_code == 200, r.text
+    hrefs = [e.get("href") for e in svg_root(r.text).iter(f"{SVG_NS}image")]
+    assert hrefs == [uri, None]  # found by its normalized path; the other image was not given
+    bad = client.post("/diagrams", json={**body, "images": {"dot.png": "http://example.com/x.png"}})
+    assert bad.status_code == 422 and "data:image/" in bad.text

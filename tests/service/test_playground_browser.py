@@ -375,9 +375,9 @@ def test_registry_trio_opens_from_its_folder_and_renders_as_the_cli(page, key):
 
 
 def test_a_styles_event_handler_attribute_never_runs(page):
-    # A shared link can carry any Style, and the renderer passes extra properties through as SVG
-    # attributes: an `onload`/`onmouseover` must not run (the page strips them; its CSP, bypassed
-    # here, would block them too).
+    # A shared link can carry any Style, and Penrose passes extra properties through as SVG
+    # attributes: an `onload`/`onmouseover` must not run (the server's safe SVG drops them, the
+    # page strips them again, and its CSP, bypassed here, would block them too).
     open_example(page, "sets")
     style = editor_text(page, "style").replace(
         "s.circle = Circle {",
@@ -388,8 +388,8 @@ def test_a_styles_event_handler_attribute_never_runs(page):
     page.evaluate("document.getElementById('status').textContent = ''")
     page.keyboard.press("Control+Enter")
     wait_rendered(page)
-    circle = page.locator("#diagram circle").first
-    circle.hover()
+    box = page.locator("#diagram circle").first.bounding_box()
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + 4)  # on the circle, clear of its label
     page.wait_for_timeout(200)
     assert page.title() == "Diagram playground"
     handlers = page.evaluate(

@@ -33,16 +33,22 @@ def test_load_trio_and_render_trio_with_a_style_list():
 
 
 def test_render_file_inlines_local_images_only_from_the_trio_folder(tmp_path):
-    Image.new("RGB", (4, 3), "red").save(tmp_path / "dot.png")
-    (tmp_path / "t.domain").write_text("type T")
-    (tmp_path / "t.substance").write_text("T a, b")
-    (tmp_path / "t.style").write_text(
+    folder = tmp_path / "trio"
+    folder.mkdir()
+    Image.new("RGB", (4, 3), "red").save(folder / "dot.png")
+    Image.new("RGB", (4, 3), "blue").save(tmp_path / "outside.png")  # exists, but outside the folder
+    (folder / "t.domain").write_text("type T")
+    (folder / "t.substance").write_text("T a, b")
+    (folder / "t.style").write_text(
         "canvas {\n  width = 100\n  height = 100\n}\nforall T t {\n"
         '  t.i = Image { href: "dot.png" }\n  t.j = Image { href: "../outside.png" }\n}'
     )
-    (tmp_path / "t.trio.json").write_text(
+    (folder / "t.trio.json").write_text(
         '{"domain": "t.domain", "substance": "t.substance", "style": "t.style"}'
     )
-    svg = service.render_file(tmp_path / "t.trio.json", variation="v").svg
-    assert svg.count('href="data:image/png;base64,') == 2  # one per T
-    assert svg.count('href="../outside.png"') == 2  # passes through, never read
+    svg = service.render_file(folder / "t.trio.json", variation="v").svg
+    assert svg.count('href="data:image/png;base64,') == 2  # one per T: dot.png only
+    assert "outside.png" not in svg  # never read, and safe SVG drops an href it could not embed
+    unsafe = service.render_file(folder / "t.trio.json", variation="v", safe_svg=False).svg
+    assert unsafe.count('href="data:image/png;base64,') == 2
+    assert unsafe.count('href="../outside.png"') == 2  # Penrose's passthrough, still never read
