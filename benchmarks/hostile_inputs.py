@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -30,7 +28,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from service_load import free_port  # noqa: E402
+from service_load import local_server  # noqa: E402
 
 from registry.svg_check import svg_problems  # noqa: E402
 
@@ -138,28 +136,11 @@ SLOW = "infeasible"  # optimizes until the time limit ends it
 
 @contextmanager
 def server(workers: int, time_limit: float, code: Path = REPO) -> Iterator[tuple[str, int]]:
-    """`python -m service serve` of the checkout `code` on a free loopback port with the default
-    settings but the time limit (no result cache, so every request is laid out): its URL and pid."""
-    port = free_port()
-    env = {**os.environ, "PENROSE_TIME_LIMIT": str(time_limit), "PENROSE_CACHE_ENTRIES": "0"}
-    cmd = [sys.executable, "-m", "service", "serve", "--port", str(port), "--workers", str(workers)]
-    process = subprocess.Popen(cmd, cwd=code, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        started = time.monotonic()
-        while True:
-            try:
-                if httpx.get(f"{url}/readyz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if process.poll() is not None or time.monotonic() - started > 120:
-                raise RuntimeError("the server did not start")
-            time.sleep(0.2)
+    """The service of the checkout `code` with the default settings but the time limit (no result
+    cache, so every request is laid out): its URL and pid."""
+    env = {"PENROSE_TIME_LIMIT": str(time_limit), "PENROSE_CACHE_ENTRIES": "0"}
+    with local_server(workers, env, code) as (url, process):
         yield url, process.pid
-    finally:
-        process.terminate()
-        process.wait(30)
 
 
 def worker_pids(server_pid: int) -> list[int]:

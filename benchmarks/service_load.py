@@ -81,15 +81,18 @@ def free_port() -> int:
 
 
 @contextmanager
-def local_server(workers: int, env: dict[str, str] | None = None) -> Iterator[tuple[str, subprocess.Popen]]:
-    """`python -m service serve` on a free loopback port: its URL and process, stopped after."""
+def local_server(
+    workers: int, env: dict[str, str] | None = None, code: Path = REPO
+) -> Iterator[tuple[str, subprocess.Popen]]:
+    """`python -m service serve` of the checkout `code` on a free loopback port: its URL and process,
+    stopped after."""
     port = free_port()
     cmd = [sys.executable, "-m", "service", "serve", "--port", str(port), "--workers", str(workers)]
     env = {**os.environ, "PENROSE_CACHE_ENTRIES": "1024", **(env or {})}
-    process = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(cmd, cwd=code, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 120  # a loaded machine starts workers slowly
         while True:
             try:
                 if httpx.get(f"{url}/readyz", timeout=1).status_code == 200:
