@@ -55,7 +55,7 @@ trap 'cleanup; rm -f "$body" "$svg"' EXIT
 PYTHONPATH=. python3 - "$TRIO" >"$body" <<'PY'
 import json, sys
 from pathlib import Path
-from registry.trios import load_trio
+from service.trios import load_trio
 t = load_trio(Path(sys.argv[1]), key=Path(sys.argv[1]).stem)
 print(json.dumps({"domain": t.domain, "substance": t.substance, "style": t.style,
                   "variation": t.variation, "excludeWarnings": list(t.exclude_warnings)}))
