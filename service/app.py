@@ -23,6 +23,7 @@ cached for a year; errors are never stored.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import logging
 from collections.abc import AsyncIterator
@@ -127,6 +128,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     pictures: LRU[tuple[str, str], tuple[bytes, str]] = LRU(
         settings.result_cache_entries, settings.result_cache_bytes, weight=lambda item: len(item[0])
     )
+    converting = asyncio.Semaphore(max(1, settings.workers))  # PNG/PDF conversions at once
     pool = LayoutPool(
         settings.workers,
         settings.time_limit,
@@ -275,7 +277,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         converted = pictures.get((key, answer))
         if converted is None:
             try:
-                picture = await run_in_threadpool(convert, outcome["svg"], answer)
+                async with converting:  # each conversion holds up to MAX_PIXELS pixels in this process
+                    picture = await run_in_threadpool(convert, outcome["svg"], answer)
             except FormatError as e:
                 return error_response(request, 422, "render", str(e))
             converted = (picture, f'"{hashlib.sha256(picture).hexdigest()[:40]}"')

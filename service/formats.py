@@ -16,11 +16,17 @@ never loads them.
 
 from __future__ import annotations
 
+import math
 import re
 from functools import cache
 from pathlib import Path
 
 MEDIA_TYPES = {"svg": "image/svg+xml", "png": "image/png", "pdf": "application/pdf"}
+# A picture's pixels (width x height x scale^2) are refused beyond this before a converter allocates
+# them: resvg holds 4 bytes a pixel (160 MB here), and svg2pdf rasterizes filters at the page's size.
+MAX_PIXELS = 40_000_000
+_ROOT_TAG = re.compile(r"<svg\b[^>]*>")
+_SIZE_ATTR = re.compile(r"""\b(width|height)\s*=\s*["']([\d.eE+-]+)""")
 
 
 class FormatError(ValueError):
@@ -83,8 +89,25 @@ def _pdf_fonts() -> object:
     return db
 
 
+def check_pixels(svg: str, scale: float) -> None:
+    """Refuse a picture whose root size times `scale` squared is over MAX_PIXELS (or unreadable)."""
+    if not (scale > 0 and math.isfinite(scale)):
+        raise FormatError(f"the scale must be a positive number, not {scale:g}")
+    root = _ROOT_TAG.search(svg[:4096])
+    size = dict(_SIZE_ATTR.findall(root.group())) if root else {}
+    if "width" in size and "height" in size:
+        pixels = float(size["width"]) * float(size["height"]) * scale * scale
+        if not pixels <= MAX_PIXELS:
+            raise FormatError(
+                f"the picture would have {pixels:,.0f} pixels, more than the limit of {MAX_PIXELS:,}:"
+                " ask for SVG, or a smaller canvas or scale"
+            )
+
+
 def to_png(svg: str, scale: float = 1.0) -> bytes:
     import resvg_py
+
+    check_pixels(svg, scale)
 
     try:
         return bytes(
@@ -109,6 +132,7 @@ def to_pdf(svg: str) -> bytes:
     """A one-page vector PDF, one point per SVG px (svg2pdf's scale)."""
     import svg2pdf_py
 
+    check_pixels(svg, 1.0)
     try:
         return bytes(svg2pdf_py.svg_to_pdf(with_font_fallbacks(svg), _pdf_fonts()))
     except Exception as e:  # noqa: BLE001 - the binding raises plain exceptions on SVGs it cannot read

@@ -217,3 +217,20 @@ def test_a_repeated_png_answer_is_not_converted_again(client, monkeypatch):
     again = client.post("/diagrams", json=body, headers={"accept": "image/png"})
     assert first.content == again.content and first.headers["etag"] == again.headers["etag"]
     assert calls == ["png"]
+
+
+def test_a_picture_over_the_pixel_limit_is_refused_before_it_is_drawn(client, monkeypatch):
+    # 20,000 px square is 400 MP: resvg would hold 1.6 GB in the server's own process.
+    drawn = []
+    monkeypatch.setattr("resvg_py.svg_to_bytes", lambda **kw: drawn.append(kw) or b"")
+    body = example_body("sets")
+    body["style"] = re.sub(r"width = \d+", "width = 20000", body["style"])
+    body["style"] = re.sub(r"height = \d+", "height = 20000", body["style"])
+    for accept in ("image/png", "application/pdf"):
+        r = client.post("/diagrams", json=body, headers={"accept": accept})
+        assert r.status_code == 422, r.text
+        assert "400,000,000 pixels" in r.json()["message"]
+    assert drawn == []
+    assert client.post("/diagrams", json=body).status_code == 200  # the SVG is still there
+    with pytest.raises(FormatError, match="positive"):
+        convert('<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"/>', "png", scale=0)
