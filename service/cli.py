@@ -112,6 +112,19 @@ def output_format(args: argparse.Namespace) -> str:
     return args.format or format_of(args.output)
 
 
+def check_output_format(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
+    """The output's suffix and --format agree, and --scale is positive: never a PNG in a .svg file."""
+    from .formats import MEDIA_TYPES
+
+    suffix = Path(args.output).suffix.lower().lstrip(".")
+    if args.output != STDIN and args.format is None and suffix not in MEDIA_TYPES:
+        parser.error(f"cannot tell the format of {args.output}: name it .svg, .png or .pdf, or give --format")
+    if args.format is not None and suffix in MEDIA_TYPES and suffix != args.format:
+        parser.error(f"--format {args.format} does not match the output's suffix .{suffix}")
+    if not args.scale > 0:
+        parser.error(f"--scale must be a positive number, not {args.scale:g}")
+
+
 def cmd_render(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from energies.lang.errors import DiagramError
 
@@ -133,6 +146,7 @@ def cmd_render(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
         parser.error("--domain, --substance and --style are needed together")
     if args.output is None:
         parser.error("where to? give -o OUT.svg (or .png, .pdf; '-' writes to stdout)")
+    check_output_format(args, parser)
     try:
         trio = read_trio(args)
     except TrioError as e:
@@ -188,11 +202,19 @@ def cmd_render(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
         return EXIT_USER
     for w in rendering.warnings:
         print(f"warning: {trio.relocate(w)}", file=sys.stderr)
+    unmet = rendering.optimization.n_violated
+    if unmet:
+        print(
+            f"warning: {unmet} constraint{'s' * (unmet > 1)} not satisfied (largest violation"
+            f" {rendering.optimization.max_constraint_violation:.3g}); another --variation or more --starts"
+            " may find a layout that satisfies them (--report OUT.json lists each goal)",
+            file=sys.stderr,
+        )
     return EXIT_OK
 
 
 def cmd_url(args: argparse.Namespace) -> int:
-    from .diagram_url import encode_trio
+    from .diagram_url import MAX_ENCODED_CHARS, encode_trio
 
     try:
         trio = trio_from_json(sys.stdin.read()) if args.trio == STDIN else load_trio(Path(args.trio))
@@ -204,7 +226,15 @@ def cmd_url(args: argparse.Namespace) -> int:
         body["variation"] = trio.variation
     if trio.exclude_warnings:
         body["excludeWarnings"] = list(trio.exclude_warnings)
-    print(f"{args.server.rstrip('/')}/diagrams/{args.format}/{encode_trio(body)}")
+    encoded = encode_trio(body)
+    if len(encoded) > MAX_ENCODED_CHARS:
+        print(
+            f"error: the encoded trio has {len(encoded):,} characters, more than a server takes in a URL"
+            f" ({MAX_ENCODED_CHARS:,}); POST it to /diagrams instead",
+            file=sys.stderr,
+        )
+        return EXIT_USER
+    print(f"{args.server.rstrip('/')}/diagrams/{args.format}/{encoded}")
     return EXIT_OK
 
 

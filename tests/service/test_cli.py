@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import time
@@ -275,3 +276,28 @@ def test_svg_is_safe_unless_unsafe_is_asked_for(tmp_path):
     assert run_cli("render", *files, "-o", str(unsafe), "--unsafe").returncode == 0
     assert ET.fromstring(safe.read_text()).find(f".//{SVG_NS}circle").get("onclick") is None
     assert ET.fromstring(unsafe.read_text()).find(f".//{SVG_NS}circle").get("onclick") == "x()"
+
+
+@pytest.mark.parametrize(
+    "args, said",
+    [
+        (["-o", "x.gif"], "x.gif: name it .svg, .png or .pdf, or give --format"),
+        (["-o", "x.svg", "--format", "png"], "--format png does not match the output's suffix .svg"),
+        (["-o", "x.png", "--scale", "0"], "--scale must be a positive number"),
+    ],
+)
+def test_an_output_whose_format_is_unclear_is_a_usage_error(tmp_path, args, said):
+    args = [str(tmp_path / a) if a.startswith("x.") else a for a in args]
+    done = run_cli("render", "--example", "sets", *args)
+    assert done.returncode == 2 and said in done.stderr
+    assert list(tmp_path.iterdir()) == []  # nothing written
+
+
+def test_unsatisfied_constraints_are_said_on_stderr(tmp_path):
+    trio = copy_example("sets", tmp_path)
+    style = tmp_path / "sets.style"
+    # circles no larger than 1 px cannot contain their labels
+    style.write_text(style.read_text().replace("r : ?", "r : 1"))
+    done = run_cli("render", str(trio), "-o", str(tmp_path / "x.svg"), "--starts", "1")
+    assert done.returncode == 0, done.stderr
+    assert re.search(r"warning: \d+ constraints? not satisfied \(largest violation", done.stderr)

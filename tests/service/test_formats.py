@@ -234,3 +234,16 @@ def test_a_picture_over_the_pixel_limit_is_refused_before_it_is_drawn(client, mo
     assert client.post("/diagrams", json=body).status_code == 200  # the SVG is still there
     with pytest.raises(FormatError, match="positive"):
         convert('<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"/>', "png", scale=0)
+
+
+def test_url_command_refuses_a_trio_too_long_for_a_url(tmp_path):
+    import random
+
+    rng = random.Random(7)  # incompressible comments: the deflated trio stays long
+    noise = "".join(f"-- {rng.getrandbits(64):016x}\n" for _ in range(600))
+    body = {**example_body("sets"), "style": noise + example_body("sets")["style"]}
+    assert len(encode_trio(body)) > MAX_ENCODED_CHARS
+    done = subprocess.run(
+        [sys.executable, "-m", "service", "url", "-"], input=json.dumps(body).encode(), capture_output=True
+    )
+    assert done.returncode == 1 and b"POST it to /diagrams instead" in done.stderr and done.stdout == b""
