@@ -340,7 +340,7 @@ function onEvent(session, event, data) {
     setLive(liveLine({ ...data, round: data.epRounds, maxViolation: data.maxConstrViolation,
       elapsedMs: data.timings.total }, `done (${data.status})`));
     setStatus(`rendered in ${total} s; first frame after ${Math.round(metrics.firstFrameMs ?? 0)} ms` +
-      (state.draggable.size ? "; drag a shape to re-optimize" : ""));
+      caveats(data) + (state.draggable.size ? "; drag a shape to re-optimize" : ""));
     $("pause").disabled = true;
     $("step").disabled = true;
     $("cancel").disabled = true;
@@ -364,6 +364,17 @@ function onEvent(session, event, data) {
   }
 }
 
+// What a finished layout's report says that the picture alone does not: warnings (a misspelled
+// property draws nothing) and constraints left unsatisfied.
+function caveats(report) {
+  const warnings = report.warnings || [];
+  const unmet = report.nViolated || 0;
+  let said = "";
+  if (warnings.length) said += `; ${warnings.length} warning${warnings.length > 1 ? "s" : ""}: ${warnings[0]}`;
+  if (unmet) said += `; ${unmet} constraint${unmet > 1 ? "s" : ""} not satisfied (see Report)`;
+  return said;
+}
+
 // When every live session is busy, the plain endpoint still renders (without frames).
 async function renderOnce(reason) {
   setStatus(`${reason} — rendering without live frames…`);
@@ -375,7 +386,7 @@ async function renderOnce(reason) {
   if (!response.ok) { showErrors(body); setStatus(`error ${response.status} (${body.error})`); return; }
   showSvg(body.svg); markFresh(); showReport(body);
   setStatus(`rendered in ${((performance.now() - metrics.renderStarted) / 1000).toFixed(2)} s` +
-    " (no live session was free: no frames, no dragging)");
+    caveats(body) + " (no live session was free: no frames, no dragging)");
 }
 
 $("render").addEventListener("click", render);
@@ -453,8 +464,9 @@ $("diagram").addEventListener("pointerdown", (event) => {
 
 // -- the trio: gallery, files, folders, drag-and-drop ------------------------------------------------
 
-function loadTrio(trio, { name = "diagram", images = new Map() } = {}) {
+function loadTrio(trio, { name = "diagram", images = new Map(), example = "" } = {}) {
   stopSession();
+  $("example").value = example; // the gallery names what is open, or nothing: picking it again loads it
   loading = true;
   for (const s of SOURCES) setText(s, Array.isArray(trio[s]) ? trio[s].join("\n") : trio[s] || "");
   loading = false;
@@ -480,7 +492,7 @@ async function loadExamples() {
 async function loadExample(name) {
   const response = await fetch(`/examples/${encodeURIComponent(name)}`);
   if (!response.ok) return;
-  loadTrio(await response.json(), { name });
+  loadTrio(await response.json(), { name, example: name });
   setStatus(`loaded example ${name}`);
   render();
 }

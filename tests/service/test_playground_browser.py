@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import sys
 import time
 import xml.etree.ElementTree as ET
@@ -397,3 +398,33 @@ def test_a_styles_event_handler_attribute_never_runs(page):
         ".filter(n => n.startsWith('on'))"
     )
     assert handlers == []
+
+
+def test_warnings_and_unmet_constraints_are_said_beside_the_picture(page):
+    # A misspelled property draws nothing (Penrose passes it through as an SVG attribute): the
+    # status line must say so, not only the collapsed report.
+    open_example(page, "sets")
+    style = editor_text(page, "style")
+    fill_editor(page, "style", style.replace("strokeWidth", "strokeWidht").replace("r : ?", "r : 1"))
+    page.evaluate("document.getElementById('status').textContent = ''")
+    page.keyboard.press("Control+Enter")
+    wait_rendered(page)
+    status = page.text_content("#status")
+    assert "1 warning" in status and "strokeWidht" in status and "strokeWidth?" in status
+    assert re.search(r"\d+ constraints? not satisfied", status)
+
+
+def test_the_gallery_forgets_its_choice_when_another_trio_is_opened(page):
+    from service.examples import EXAMPLES_DIR
+
+    open_example(page, "sets")
+    assert page.input_value("#example") == "sets"
+    page.evaluate("document.getElementById('status').textContent = ''")
+    page.set_input_files("#file-input", [str(p) for p in EXAMPLES_DIR.glob("graph.*")])
+    wait_rendered(page)
+    assert editor_text(page, "domain") == (EXAMPLES_DIR / "graph.domain").read_text()
+    assert page.input_value("#example") == ""  # so choosing sets again is a change, and loads it
+    page.evaluate("document.getElementById('status').textContent = ''")
+    page.select_option("#example", "sets")
+    wait_rendered(page)
+    assert editor_text(page, "domain") == (EXAMPLES_DIR / "sets.domain").read_text()
