@@ -133,7 +133,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         settings.kill_grace,
         queue_limit=settings.queue_limit,
         queue_seconds=settings.queue_seconds,
-        config=WorkerConfig(settings.worker_memory_mb, settings.compile_cache_dir, settings.compile_cache_mb),
+        config=WorkerConfig(
+            settings.worker_memory_mb,
+            settings.compile_cache_dir,
+            settings.compile_cache_mb,
+            settings.diagram_cache_mb,
+            settings.energy_cache_mb,
+            settings.module_cache_mb,
+        ),
         recycle_mb=settings.worker_recycle_mb,
         on_restart=lambda reason: metrics.worker_restarts.labels(reason).inc(),
     )

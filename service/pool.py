@@ -89,6 +89,10 @@ class WorkerConfig:
     memory_mb: int = 0  # RLIMIT_DATA, 0: none
     cache_dir: str = ""  # compiled code kept on disk here (shared by workers and replicas), "": none
     cache_mb: int = 512  # the disk cache is pruned to this after each job
+    # the in-process caches' byte budgets (service.settings.Settings says which is which)
+    diagram_cache_mb: int = 64
+    energy_cache_mb: int = 192
+    module_cache_mb: int = 64
 
 
 def cap_memory(memory_mb: int) -> None:
@@ -108,6 +112,7 @@ def worker_main(conn: Connection, config: WorkerConfig) -> None:
     from service.warm_up import warm_up
 
     energies.compile.problem.DISK_CACHE = config.cache_dir or None
+    limit_caches(config)
     warm_up()
     conn.send_bytes(json.dumps({"ready": True, "pid": os.getpid()}).encode())
     while True:
@@ -126,6 +131,17 @@ def worker_main(conn: Connection, config: WorkerConfig) -> None:
         conn.send_bytes(answer)
         if config.cache_dir:
             prune(config.cache_dir, config.cache_mb * 2**20)
+
+
+def limit_caches(config: WorkerConfig) -> None:
+    """Give this process's in-process caches their byte budgets (evicting down to them)."""
+    import adcore
+    import energies.compile.problem
+    import service.pipeline
+
+    service.pipeline.DIAGRAMS.limit(config.diagram_cache_mb * 2**20)
+    energies.compile.problem.CACHE.limit(config.energy_cache_mb * 2**20)
+    adcore.MODULES.limit(config.module_cache_mb * 2**20)
 
 
 def peak_rss_mb(pid: int | None) -> float:
