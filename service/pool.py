@@ -125,7 +125,8 @@ def worker_main(conn: Connection, config: WorkerConfig) -> None:
             return
         conn.send_bytes(STARTED)
         try:
-            answer = json.dumps(run_layout(job)).encode()
+            # the caches' weights ride along (cheap: three sums kept by the LRUs); the app ignores them
+            answer = json.dumps({**run_layout(job), "workerCacheBytes": cache_bytes()}).encode()
         except MemoryError:  # e.g. while encoding a huge outcome; run_layout catches its own
             answer = json.dumps(memory_outcome()).encode()
         conn.send_bytes(answer)
@@ -142,6 +143,19 @@ def limit_caches(config: WorkerConfig) -> None:
     service.pipeline.DIAGRAMS.limit(config.diagram_cache_mb * 2**20)
     energies.compile.problem.CACHE.limit(config.energy_cache_mb * 2**20)
     adcore.MODULES.limit(config.module_cache_mb * 2**20)
+
+
+def cache_bytes() -> dict[str, int]:
+    """The in-process caches' weights (estimated bytes held), by cache."""
+    import adcore
+    import energies.compile.problem
+    import service.pipeline
+
+    return {
+        "diagrams": int(service.pipeline.DIAGRAMS.weight),
+        "energies": int(energies.compile.problem.CACHE.weight),
+        "modules": int(adcore.MODULES.weight),
+    }
 
 
 def peak_rss_mb(pid: int | None) -> float:
