@@ -13,7 +13,9 @@ request whose client went away (`gone()`) is dropped when its turn comes, before
 Memory: a worker's data segment is capped (RLIMIT_DATA; wasmtime's address-space reservations are
 not counted, as they would be by RLIMIT_AS), so an oversized job fails with MemoryError inside the
 worker (outcome kind "memory"); that worker, and any whose peak resident memory passed
-`recycle_mb`, is replaced after its job, which drops its caches with it.
+`recycle_mb`, is replaced after its job, which drops its caches with it.  Its in-process caches
+(diagrams, compiled energies, compiled modules) are bounded in bytes by WorkerConfig's budgets
+(`limit_caches`), and each answer carries their weights (`workerCacheBytes`).
 
 Recovery: a worker that dies (crash, OOM kill, signal) or is killed fails only its own request
 (`WorkerCrashed` / `WorkerStuck`) and is replaced in the background.  A worker found dead while
