@@ -43,6 +43,8 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from typing import Any
 
+from .settings import Settings
+
 log = logging.getLogger("service.pool")
 
 START_TIMEOUT = 120.0  # seconds for a fresh worker to import the pipeline and say it is ready
@@ -134,6 +136,18 @@ def worker_main(conn: Connection, config: WorkerConfig) -> None:
         conn.send_bytes(answer)
         if config.cache_dir:
             prune(config.cache_dir, config.cache_mb * 2**20)
+
+
+def worker_config(settings: Settings) -> WorkerConfig:
+    """A worker's configuration from the service's settings (layout and live workers alike)."""
+    return WorkerConfig(
+        settings.worker_memory_mb,
+        settings.compile_cache_dir,
+        settings.compile_cache_mb,
+        settings.diagram_cache_mb,
+        settings.energy_cache_mb,
+        settings.module_cache_mb,
+    )
 
 
 def limit_caches(config: WorkerConfig) -> None:
