@@ -23,6 +23,7 @@
 
 from __future__ import annotations
 
+import atexit
 import ctypes
 import hashlib
 import importlib.metadata
@@ -175,6 +176,9 @@ def module_weight(entry: tuple[wasmtime.Module, int]) -> float:
 
 # Compiled modules by key, with their Wasm's length; bounded in bytes (no host budget: unbounded).
 MODULES: LRU[str, tuple[wasmtime.Module, int]] = LRU(1 << 20, weight=module_weight)
+# Freed while wasmtime's own module is still whole: left to interpreter teardown, a Module held here
+# was seen deleted after wasmtime's ffi functions were gone ("'NoneType' object is not callable").
+atexit.register(MODULES.clear)
 
 
 def _configured(settings: dict[str, object]) -> wasmtime.Engine:
