@@ -13,9 +13,9 @@ request whose client went away (`gone()`) is dropped when its turn comes, before
 Memory: a worker's data segment is capped (RLIMIT_DATA; wasmtime's address-space reservations are
 not counted, as they would be by RLIMIT_AS), so an oversized job fails with MemoryError inside the
 worker (outcome kind "memory"); that worker, and any whose peak resident memory passed
-`recycle_mb`, is replaced after its job, which drops its caches with it.  Its in-process caches
-(diagrams, compiled energies, compiled modules) are bounded in bytes by WorkerConfig's budgets
-(`limit_caches`), and each answer carries their weights (`workerCacheBytes`).
+`recycle_mb`, is replaced after its job, which drops its caches with it. Its in-process caches
+(diagrams, compiled energies, compiled modules, parsed programs) are bounded in bytes by
+WorkerConfig's budgets (`limit_caches`), and each answer carries their weights (`workerCacheBytes`).
 
 Recovery: a worker that dies (crash, OOM kill, signal) or is killed fails only its own request
 (`WorkerCrashed` / `WorkerStuck`) and is replaced in the background.  A worker found dead while
@@ -97,6 +97,7 @@ class WorkerConfig:
     diagram_cache_mb: int = 64
     energy_cache_mb: int = 192
     module_cache_mb: int = 64
+    parse_cache_mb: int = 32
 
 
 def cap_memory(memory_mb: int) -> None:
@@ -147,6 +148,7 @@ def worker_config(settings: Settings) -> WorkerConfig:
         settings.diagram_cache_mb,
         settings.energy_cache_mb,
         settings.module_cache_mb,
+        settings.parse_cache_mb,
     )
 
 
@@ -154,23 +156,27 @@ def limit_caches(config: WorkerConfig) -> None:
     """Give this process's in-process caches their byte budgets (evicting down to them)."""
     import adcore
     import energies.compile.problem
+    import energies.lang.parse
     import service.pipeline
 
     service.pipeline.DIAGRAMS.limit(config.diagram_cache_mb * 2**20)
     energies.compile.problem.CACHE.limit(config.energy_cache_mb * 2**20)
     adcore.MODULES.limit(config.module_cache_mb * 2**20)
+    energies.lang.parse.PARSED.limit(config.parse_cache_mb * 2**20)
 
 
 def cache_bytes() -> dict[str, int]:
     """The in-process caches' weights (estimated bytes held), by cache."""
     import adcore
     import energies.compile.problem
+    import energies.lang.parse
     import service.pipeline
 
     return {
         "diagrams": int(service.pipeline.DIAGRAMS.weight),
         "energies": int(energies.compile.problem.CACHE.weight),
         "modules": int(adcore.MODULES.weight),
+        "programs": int(energies.lang.parse.PARSED.weight),
     }
 
 

@@ -56,6 +56,7 @@ class Settings:
     diagram_cache_mb: int = 64  # built diagrams (service.pipeline.DIAGRAMS)
     energy_cache_mb: int = 192  # compiled energies by structure (energies.compile.problem.CACHE)
     module_cache_mb: int = 64  # compiled Wasm modules (adcore.wasm.runtime.MODULES)
+    parse_cache_mb: int = 32  # parsed programs, three languages (energies.lang.parse.PARSED)
     drain_seconds: float = 10.0  # on shutdown, in-flight requests get this long before they are cut
     live_sessions: int = 2  # live editor sessions (service.live) at once, each in its own process
     live_idle: float = 120.0  # seconds a live session may wait for a command before it ends
@@ -81,6 +82,7 @@ def settings_from_env() -> Settings:
         diagram_cache_mb=_env_int("PENROSE_DIAGRAM_CACHE_MB", Settings.diagram_cache_mb),
         energy_cache_mb=_env_int("PENROSE_ENERGY_CACHE_MB", Settings.energy_cache_mb),
         module_cache_mb=_env_int("PENROSE_MODULE_CACHE_MB", Settings.module_cache_mb),
+        parse_cache_mb=_env_int("PENROSE_PARSE_CACHE_MB", Settings.parse_cache_mb),
         drain_seconds=_env_float("PENROSE_DRAIN_SECONDS", Settings.drain_seconds),
         live_sessions=_env_int("PENROSE_LIVE_SESSIONS", Settings.live_sessions),
         live_idle=_env_float("PENROSE_LIVE_IDLE", Settings.live_idle),
