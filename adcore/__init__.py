@@ -12,7 +12,8 @@ This module is adcore's public surface: other packages import from it (and `adco
 Besides the language it offers what libraries built on it need: `Compiled` (a compiled function with
 numpy views on its memory and raw calls), the errors compiled code raises (`WasmTrap` and its
 subclasses), primitives applied by name to numbers, symbolic or lazy values (`binary`, `unary`,
-`eager`), the type classes (`Scalar`, `StructT`, `VecT`), and `cyclic_gc_paused`.
+`eager`), the type classes (`Scalar`, `StructT`, `VecT`), `cyclic_gc_paused`, the cache helper `LRU`
+and `MODULES`, the compiled modules' cache (an LRU bounded in bytes: a host sets its budget).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from .errors import (
 )
 from .gc_pause import cyclic_gc_paused
 from .interpreter import interp
+from .lru import LRU
 from .types import Bool, Dual, Int, Real, Scalar, StructT, Tan, Vec, VecT
 from .values import binary, eager, unary
 
@@ -40,6 +42,7 @@ from .values import binary, eager, unary
 # program that only traces and interprets should not pay.
 _BACKEND = {
     "Compiled": ".wasm.compiled",
+    "MODULES": ".wasm.runtime",
     "WasmHostError": ".wasm.runtime",
     "WasmOutOfMemory": ".wasm.runtime",
     "WasmTimeout": ".wasm.runtime",
@@ -57,7 +60,7 @@ def __getattr__(name: str) -> object:
 
 if TYPE_CHECKING:
     from .wasm.compiled import Compiled
-    from .wasm.runtime import WasmHostError, WasmOutOfMemory, WasmTimeout, WasmTrap
+    from .wasm.runtime import MODULES, WasmHostError, WasmOutOfMemory, WasmTimeout, WasmTrap
 
 
 def compile(f: Fn, **options: object) -> Compiled:  # noqa: A001 - the language's name
@@ -76,7 +79,9 @@ __all__ = [
     "Dual",
     "Fn",
     "Int",
+    "LRU",
     "LinearityError",
+    "MODULES",
     "OpaqueCallError",
     "Real",
     "Scalar",

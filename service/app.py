@@ -48,7 +48,7 @@ from .formats import MEDIA_TYPES, FormatError, convert
 from .http_middleware import BodyBudget, BodyLimit, RequestContext
 from .live import live_router
 from .metrics import Metrics
-from .pool import ClientGone, LayoutPool, Overloaded, WorkerConfig, WorkerCrashed, WorkerStuck
+from .pool import ClientGone, LayoutPool, Overloaded, WorkerCrashed, WorkerStuck, worker_config
 from .result_cache import ResultCache, request_key
 from .schemas import DiagramReport, DiagramRequest, ErrorResponse, Example, ExampleSummary
 from .settings import Settings, settings_from_env
@@ -135,7 +135,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         settings.kill_grace,
         queue_limit=settings.queue_limit,
         queue_seconds=settings.queue_seconds,
-        config=WorkerConfig(settings.worker_memory_mb, settings.compile_cache_dir, settings.compile_cache_mb),
+        config=worker_config(settings),
         recycle_mb=settings.worker_recycle_mb,
         on_restart=lambda reason: metrics.worker_restarts.labels(reason).inc(),
     )

@@ -39,7 +39,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from .pool import START_TIMEOUT, WorkerCrashed, cap_memory
+from .pool import START_TIMEOUT, WorkerConfig, WorkerCrashed, cap_memory, limit_caches, worker_config
 from .schemas import DiagramRequest
 from .settings import Settings
 
@@ -47,10 +47,11 @@ log = logging.getLogger("service.live")
 BUSY_WAIT = 5.0  # seconds a new session waits for a busy one to end before the answer is 429
 
 
-def live_worker_main(conn: Connection, idle_limit: float, memory_mb: int) -> None:
-    """A live worker process: cap its memory as a layout worker's, warm up, then run one session at a
-    time until told to stop."""
-    cap_memory(memory_mb)
+def live_worker_main(conn: Connection, idle_limit: float, config: WorkerConfig) -> None:
+    """A live worker process: cap its memory and bound its caches as a layout worker's, warm up,
+    then run one session at a time until told to stop."""
+    cap_memory(config.memory_mb)
+    limit_caches(config)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s live %(message)s")
     from service.live_session import run_session
     from service.warm_up import warm_up
@@ -74,10 +75,10 @@ class LiveWorker:
     conn: Connection
 
 
-def start_live_worker(idle_limit: float, memory_mb: int = 0) -> LiveWorker:
+def start_live_worker(idle_limit: float, config: WorkerConfig) -> LiveWorker:
     ctx = multiprocessing.get_context("spawn")
     parent, child = ctx.Pipe(duplex=True)
-    args = (child, idle_limit, memory_mb)
+    args = (child, idle_limit, config)
     process = ctx.Process(target=live_worker_main, args=args, name="penrose-live", daemon=True)
     process.start()
     child.close()
@@ -125,7 +126,7 @@ class LiveSessions:
             async def start() -> None:
                 try:
                     worker = await asyncio.to_thread(
-                        start_live_worker, self.settings.live_idle, self.settings.worker_memory_mb
+                        start_live_worker, self.settings.live_idle, worker_config(self.settings)
                     )
                 except Exception as e:  # noqa: BLE001 - the next session starts one itself
                     log.error("could not start a live worker: %s", e)
@@ -160,7 +161,7 @@ class LiveSessions:
                 self.count += 1
                 try:
                     worker = await asyncio.to_thread(
-                        start_live_worker, self.settings.live_idle, self.settings.worker_memory_mb
+                        start_live_worker, self.settings.live_idle, worker_config(self.settings)
                     )
                 except Exception:
                     self.count -= 1
@@ -293,4 +294,3 @@ def live_router(settings: Settings, error_response: Any) -> tuple[APIRouter, Liv
         return Response(status_code=204)
 
     return router, live
-

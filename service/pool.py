@@ -13,7 +13,9 @@ request whose client went away (`gone()`) is dropped when its turn comes, before
 Memory: a worker's data segment is capped (RLIMIT_DATA; wasmtime's address-space reservations are
 not counted, as they would be by RLIMIT_AS), so an oversized job fails with MemoryError inside the
 worker (outcome kind "memory"); that worker, and any whose peak resident memory passed
-`recycle_mb`, is replaced after its job, which drops its caches with it.
+`recycle_mb`, is replaced after its job, which drops its caches with it. Its in-process caches
+(diagrams, compiled energies, compiled modules, parsed programs) are bounded in bytes by
+WorkerConfig's budgets (`limit_caches`), and each answer carries their weights (`workerCacheBytes`).
 
 Recovery: a worker that dies (crash, OOM kill, signal) or is killed fails only its own request
 (`WorkerCrashed` / `WorkerStuck`) and is replaced in the background.  A worker found dead while
@@ -40,6 +42,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from typing import Any
+
+from .settings import Settings
 
 log = logging.getLogger("service.pool")
 
@@ -89,6 +93,11 @@ class WorkerConfig:
     memory_mb: int = 0  # RLIMIT_DATA, 0: none
     cache_dir: str = ""  # compiled code kept on disk here (shared by workers and replicas), "": none
     cache_mb: int = 512  # the disk cache is pruned to this after each job
+    # the in-process caches' byte budgets (service.settings.Settings says which is which)
+    diagram_cache_mb: int = 64
+    energy_cache_mb: int = 192
+    module_cache_mb: int = 64
+    parse_cache_mb: int = 32
 
 
 def cap_memory(memory_mb: int) -> None:
@@ -108,6 +117,7 @@ def worker_main(conn: Connection, config: WorkerConfig) -> None:
     from service.warm_up import warm_up
 
     energies.compile.problem.DISK_CACHE = config.cache_dir or None
+    limit_caches(config)
     warm_up()
     conn.send_bytes(json.dumps({"ready": True, "pid": os.getpid()}).encode())
     while True:
@@ -120,12 +130,54 @@ def worker_main(conn: Connection, config: WorkerConfig) -> None:
             return
         conn.send_bytes(STARTED)
         try:
-            answer = json.dumps(run_layout(job)).encode()
+            # the caches' weights ride along (cheap: three sums kept by the LRUs); the app ignores them
+            answer = json.dumps({**run_layout(job), "workerCacheBytes": cache_bytes()}).encode()
         except MemoryError:  # e.g. while encoding a huge outcome; run_layout catches its own
             answer = json.dumps(memory_outcome()).encode()
         conn.send_bytes(answer)
         if config.cache_dir:
             prune(config.cache_dir, config.cache_mb * 2**20)
+
+
+def worker_config(settings: Settings) -> WorkerConfig:
+    """A worker's configuration from the service's settings (layout and live workers alike)."""
+    return WorkerConfig(
+        settings.worker_memory_mb,
+        settings.compile_cache_dir,
+        settings.compile_cache_mb,
+        settings.diagram_cache_mb,
+        settings.energy_cache_mb,
+        settings.module_cache_mb,
+        settings.parse_cache_mb,
+    )
+
+
+def limit_caches(config: WorkerConfig) -> None:
+    """Give this process's in-process caches their byte budgets (evicting down to them)."""
+    import adcore
+    import energies.compile.problem
+    import energies.lang.parse
+    import service.pipeline
+
+    service.pipeline.DIAGRAMS.limit(config.diagram_cache_mb * 2**20)
+    energies.compile.problem.CACHE.limit(config.energy_cache_mb * 2**20)
+    adcore.MODULES.limit(config.module_cache_mb * 2**20)
+    energies.lang.parse.PARSED.limit(config.parse_cache_mb * 2**20)
+
+
+def cache_bytes() -> dict[str, int]:
+    """The in-process caches' weights (estimated bytes held), by cache."""
+    import adcore
+    import energies.compile.problem
+    import energies.lang.parse
+    import service.pipeline
+
+    return {
+        "diagrams": int(service.pipeline.DIAGRAMS.weight),
+        "energies": int(energies.compile.problem.CACHE.weight),
+        "modules": int(adcore.MODULES.weight),
+        "programs": int(energies.lang.parse.PARSED.weight),
+    }
 
 
 def peak_rss_mb(pid: int | None) -> float:

@@ -50,6 +50,13 @@ class Settings:
     # pruned to compile_cache_mb; "": in each worker's memory only.
     compile_cache_dir: str = ""
     compile_cache_mb: int = 512
+    # Each layout worker's in-process caches, bounded in bytes (weights measured per entry, see
+    # docs/operations.md); together well under worker_recycle_mb, so a worker is recycled for a
+    # large job, never for what it merely keeps. 0: that cache keeps nothing.
+    diagram_cache_mb: int = 64  # built diagrams (service.pipeline.DIAGRAMS)
+    energy_cache_mb: int = 192  # compiled energies by structure (energies.compile.problem.CACHE)
+    module_cache_mb: int = 64  # compiled Wasm modules (adcore.wasm.runtime.MODULES)
+    parse_cache_mb: int = 32  # parsed programs, three languages (energies.lang.parse.PARSED)
     drain_seconds: float = 10.0  # on shutdown, in-flight requests get this long before they are cut
     live_sessions: int = 2  # live editor sessions (service.live) at once, each in its own process
     live_idle: float = 120.0  # seconds a live session may wait for a command before it ends
@@ -72,6 +79,10 @@ def settings_from_env() -> Settings:
         worker_recycle_mb=_env_int("PENROSE_WORKER_RECYCLE_MB", Settings.worker_recycle_mb),
         compile_cache_dir=os.environ.get("PENROSE_COMPILE_CACHE_DIR", Settings.compile_cache_dir),
         compile_cache_mb=_env_int("PENROSE_COMPILE_CACHE_MB", Settings.compile_cache_mb),
+        diagram_cache_mb=_env_int("PENROSE_DIAGRAM_CACHE_MB", Settings.diagram_cache_mb),
+        energy_cache_mb=_env_int("PENROSE_ENERGY_CACHE_MB", Settings.energy_cache_mb),
+        module_cache_mb=_env_int("PENROSE_MODULE_CACHE_MB", Settings.module_cache_mb),
+        parse_cache_mb=_env_int("PENROSE_PARSE_CACHE_MB", Settings.parse_cache_mb),
         drain_seconds=_env_float("PENROSE_DRAIN_SECONDS", Settings.drain_seconds),
         live_sessions=_env_int("PENROSE_LIVE_SESSIONS", Settings.live_sessions),
         live_idle=_env_float("PENROSE_LIVE_IDLE", Settings.live_idle),

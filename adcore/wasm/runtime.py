@@ -5,10 +5,11 @@
   level "speed" (fast code, ~50k IR instructions compiled per second); tier "baseline" is Winch,
   wasmtime's single-pass compiler (~20x faster to compile, code ~5x slower).
 * ``load_module(wasm, cache_dir=None, tier="optimized")``: compiled modules are cached in memory by
-  sha256 of the bytes + engine configuration, and optionally on disk as ``Module.serialize()``
-  output wrapped in our own header (magic, key, sha256 of the payload), checked before anything is
-  deserialized.  (wasmtime's built-in cache is left off: it needs a TOML file and a per-user
-  directory, and it would not let us validate files before wasmtime reads them.)
+  sha256 of the bytes + engine configuration (``MODULES``, an LRU bounded in bytes by
+  ``module_weight``; a host sets its budget with ``MODULES.limit``), and optionally on disk as
+  ``Module.serialize()`` output wrapped in our own header (magic, key, sha256 of the payload),
+  checked before anything is deserialized.  (wasmtime's built-in cache is left off: it needs a TOML
+  file and a per-user directory, and it would not let us validate files before wasmtime reads them.)
 * ``optimize_in_background(wasm, cache_dir)``: the optimized module compiled by a daemon thread
   (one compile at a time, the same bytes compiled once); the returned Future ends in the module,
   which is also put in the caches.  ``adcore.wasm.compiled`` uses it to start on baseline code.
@@ -22,6 +23,7 @@
 
 from __future__ import annotations
 
+import atexit
 import ctypes
 import hashlib
 import importlib.metadata
@@ -43,6 +45,7 @@ from wasmtime import _ffi as ffi
 from wasmtime import _func as wasmtime_func
 
 from ..errors import OpaqueCallError, WasmCompileError
+from ..lru import LRU
 
 TICK_SECONDS = 0.01
 ENGINE_SETTINGS: dict[str, object] = {
@@ -160,7 +163,22 @@ def trap_to_exception(function: str, trap: wasmtime.Trap, time_limit: float | No
 _engines: dict[str, wasmtime.Engine] = {}
 _tier_settings: dict[str, dict[str, object]] = {}
 _lock = threading.Lock()
-_modules: dict[str, wasmtime.Module] = {}
+
+MODULE_BYTES_PER_WASM_BYTE = 4
+
+
+def module_weight(entry: tuple[wasmtime.Module, int]) -> float:
+    """Resident bytes of a compiled module, from its Wasm's length: each further copy of a registry
+    trio's energy module held grew RSS by 2.9-4.0 bytes per Wasm byte (4 trios whose RSS was not
+    blurred by freed compile memory; Module.serialize() gives 1.8-3.6 over 8 trios)."""
+    return entry[1] * MODULE_BYTES_PER_WASM_BYTE
+
+
+# Compiled modules by key, with their Wasm's length; bounded in bytes (no host budget: unbounded).
+MODULES: LRU[str, tuple[wasmtime.Module, int]] = LRU(1 << 20, weight=module_weight)
+# Freed while wasmtime's own module is still whole: left to interpreter teardown, a Module held here
+# was seen deleted after wasmtime's ffi functions were gone ("'NoneType' object is not callable").
+atexit.register(MODULES.clear)
 
 
 def _configured(settings: dict[str, object]) -> wasmtime.Engine:
@@ -245,15 +263,24 @@ def cached_module(
 ) -> wasmtime.Module | None:
     """The module if either cache has it (a disk hit is kept in memory too), else None."""
     key = module_key(wasm, tier)
-    with _lock:
-        cached = _modules.get(key)
+    cached = MODULES.get(key)
     if cached is not None or cache_dir is None:
-        return cached
+        return cached[0] if cached is not None else None
     module = _load_from_disk(key, Path(cache_dir), tier)
     if module is None:
         return None
+    return _keep(key, module, len(wasm))
+
+
+def _keep(key: str, module: wasmtime.Module, wasm_bytes: int) -> wasmtime.Module:
+    """The module kept for `key`: one already there wins, so the same bytes give the same Module
+    while it stays cached."""
     with _lock:
-        return _modules.setdefault(key, module)
+        found = MODULES.get(key)
+        if found is not None:
+            return found[0]
+        MODULES.put(key, (module, wasm_bytes))
+        return module
 
 
 def load_module(wasm: bytes, cache_dir: str | Path | None = None, tier: str = "optimized") -> wasmtime.Module:
@@ -268,8 +295,7 @@ def load_module(wasm: bytes, cache_dir: str | Path | None = None, tier: str = "o
     key = module_key(wasm, tier)
     if cache_dir is not None:
         _store_to_disk(key, Path(cache_dir), bytes(module.serialize()))
-    with _lock:
-        return _modules.setdefault(key, module)
+    return _keep(key, module, len(wasm))
 
 
 _queue: queue.SimpleQueue[tuple[bytes, str | Path | None, Future[wasmtime.Module]]] = queue.SimpleQueue()
@@ -305,8 +331,7 @@ def _compile_queued(keep_alive: wasmtime.Engine) -> None:
         key, baseline_key = module_key(wasm), module_key(wasm, "baseline")
         try:
             module = load_module(wasm, cache_dir)
-            with _lock:  # from now on instances start optimized: the baseline code is not kept
-                _modules.pop(baseline_key, None)
+            MODULES.pop(baseline_key)  # from now on instances start optimized: the baseline code is not kept
             future.set_result(module)
         except BaseException as e:  # noqa: BLE001 - handed to whoever waits on the future
             future.set_exception(e)
@@ -346,8 +371,7 @@ def _store_to_disk(key: str, cache_dir: Path, payload: bytes) -> None:
 
 
 def clear_memory_cache() -> None:
-    with _lock:
-        _modules.clear()
+    MODULES.clear()
 
 
 # --- instances --------------------------------------------------------------------------------------

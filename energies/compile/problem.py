@@ -41,9 +41,21 @@ class Functions:
     goal_gradients: adcore.Fn | None = None
     kind_fns: list[adcore.Fn] | None = None
     warnings: list[tuple[str, str]] = field(default_factory=list)  # (kind, text) raised while tracing
+    wasm_bytes: int = 0  # the length of energy_and_grad's module, once built
 
 
-CACHE: LRU[Any, Functions] = LRU(64)  # compiled energies by structure
+ENERGY_BYTES_PER_WASM_BYTE = 40
+
+
+def functions_weight(found: Functions) -> float:
+    """Bytes a cached energy holds (its IR, traced kind functions and Wasm), from its Wasm's length:
+    tracemalloc measured 34-50 bytes per Wasm byte retained by the cache entry over 8 registry trios."""
+    return found.wasm_bytes * ENERGY_BYTES_PER_WASM_BYTE
+
+
+# Compiled energies by structure, kept after their module is built (so their weight is known); the
+# byte budget is the host's (the service's layout workers: PENROSE_ENERGY_CACHE_MB).
+CACHE: LRU[Any, Functions] = LRU(64, weight=functions_weight)
 
 
 class CompiledProblem:
@@ -77,8 +89,6 @@ class CompiledProblem:
                     )
                 ),
             )
-            if cache is not None:
-                cache.put(key, found)
         self.functions = found
         diagram.warnings.extend(
             text
@@ -93,6 +103,9 @@ class CompiledProblem:
         self.vg = Compiled(
             found.energy_and_grad, time_limit=time_limit, bounds_checks=False, cache_dir=DISK_CACHE
         )
+        if cache is not None and not self.cache_hit:  # weighed by its Wasm, which Compiled has built
+            found.wasm_bytes = self.vg.wasm_bytes
+            cache.put(key, found)
         self.time_limit = time_limit
         self._write_tables(self.vg)
         self.wasm_seconds = time.perf_counter() - t1

@@ -10,7 +10,8 @@ Syntax errors raise `DiagramError(source, line, column, message, excerpt)`.
 from __future__ import annotations
 
 import functools
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from lark import Token
 
@@ -18,6 +19,7 @@ from energies.lang import ast as A
 from energies.lang import style_ast as S
 from energies.lang.parse_util import UserError, name_of, pos_of, present, run_parser
 from energies.lang.style_parse import StyleBuilder
+from energies.lru import LRU
 
 # ---- Domain ----------------------------------------------------------------------------
 
@@ -160,17 +162,44 @@ class _SubstanceBuilder:
 # ---- public API ------------------------------------------------------------------------
 
 
-# ASTs are immutable, so identical texts (registry trios share Style files) parse once.
-@functools.lru_cache(maxsize=256)
+# ASTs are immutable, so identical texts (registry trios share Style files) parse once. The parsed
+# programs of all three languages share one LRU, bounded in bytes by a host (the service's workers:
+# PENROSE_PARSE_CACHE_MB): tracemalloc measured 18-71 bytes of AST per character (median 46) over
+# the 24 programs of 8 registry trios, and the text itself is kept as the key.
+BYTES_PER_CHAR = 50
+PARSED: LRU[tuple[str, str], tuple[Any, int]] = LRU(768, weight=lambda entry: entry[1] * BYTES_PER_CHAR)
+
+P = TypeVar("P")
+
+
+def _cached(language: str) -> Callable[[Callable[[str], P]], Callable[[str], P]]:
+    """A parser answering repeated texts from PARSED (`cache_clear` empties it, `__wrapped__` parses)."""
+
+    def wrap(parse: Callable[[str], P]) -> Callable[[str], P]:
+        @functools.wraps(parse)
+        def cached(text: str) -> P:
+            found = PARSED.get((language, text))
+            if found is None:
+                found = (parse(text), len(text))
+                PARSED.put((language, text), found)
+            return found[0]
+
+        cached.cache_clear = PARSED.clear  # type: ignore[attr-defined]
+        return cached
+
+    return wrap
+
+
+@_cached("domain")
 def parse_domain(text: str) -> A.DomainProg:
     return run_parser("domain", text, _DomainBuilder)
 
 
-@functools.lru_cache(maxsize=256)
+@_cached("substance")
 def parse_substance(text: str) -> A.SubstanceProg:
     return run_parser("substance", text, _SubstanceBuilder)
 
 
-@functools.lru_cache(maxsize=256)
+@_cached("style")
 def parse_style(text: str) -> S.StyleProg:
     return run_parser("style", text, StyleBuilder)
