@@ -114,6 +114,20 @@ def retry_after(seconds: int) -> dict[str, str]:
     return {"retry-after": str(seconds)}
 
 
+def validation_problem(error: dict[str, Any]) -> str:
+    """One request-validation error as a newcomer can act on it (pydantic's words otherwise)."""
+    loc = error.get("loc", ())
+    if error.get("type") == "json_invalid":  # loc is ("body", character offset)
+        where = f" at character {loc[-1]}" if len(loc) > 1 else ""
+        return f"the body is not JSON: {error.get('ctx', {}).get('error', 'cannot be read')}{where}"
+    if error.get("type") == "model_attributes_type" and tuple(loc) == ("body",):
+        return (
+            "the body must be a JSON object with domain, substance and style"
+            " (send it with Content-Type: application/json)"
+        )
+    return f"{'.'.join(str(p) for p in loc if p != 'body') or 'body'}: {error.get('msg')}"
+
+
 def route_label(scope: dict[str, Any]) -> str:
     route = scope.get("route")
     return getattr(route, "path", None) or "unmatched"
@@ -173,10 +187,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @app.exception_handler(RequestValidationError)
     async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
         metrics.errors.labels("invalid-request").inc()
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e.get('loc', ()) if p != 'body') or 'body'}: {e.get('msg')}"
-            for e in exc.errors()
-        )
+        problems = "; ".join(validation_problem(e) for e in exc.errors())
         return error_response(request, 422, "invalid-request", problems or "invalid request")
 
     @app.exception_handler(StarletteHTTPException)

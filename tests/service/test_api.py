@@ -333,3 +333,15 @@ def test_images_the_request_carries_are_embedded_and_nothing_else(client):
     assert hrefs == [uri, None]  # found by its normalized path; the other image was not given
     bad = client.post("/diagrams", json={**body, "images": {"dot.png": "http://example.com/x.png"}})
     assert bad.status_code == 422 and "data:image/" in bad.text
+
+
+def test_a_body_that_is_not_a_json_trio_is_told_so_plainly(client):
+    json_type = {"content-type": "application/json"}
+    cut = client.post("/diagrams", content=b'{"domain": "type T", ', headers=json_type)
+    assert cut.status_code == 422
+    message = cut.json()["message"]
+    assert message.startswith("the body is not JSON: ") and "at character 21" in message
+    text = client.post("/diagrams", content=b"type T", headers={"content-type": "text/plain"})
+    assert text.status_code == 422 and "Content-Type: application/json" in text.json()["message"]
+    wrong = client.post("/diagrams", json={"domain": 1, "substance": "", "style": ""})
+    assert wrong.status_code == 422 and wrong.json()["message"].startswith("domain: ")
