@@ -55,6 +55,12 @@ from .settings import Settings, settings_from_env
 from .trios import Files, place, relocate, style_list_files
 
 log = logging.getLogger("service.app")
+# A diagram opened from its URL is a document of this origin: whatever the Style passed through
+# (and `--unsafe` passes everything), it runs no script and loads nothing but its own data: images.
+PICTURE_HEADERS = {
+    "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; img-src data:",
+    "x-content-type-options": "nosniff",
+}
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 SVG = "image/svg+xml"
 
@@ -300,6 +306,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             "etag": etag,
             "cache-control": cache_control,
             "server-timing": timing,
+            **PICTURE_HEADERS,
         }
         if headers["etag"] in (t.strip() for t in request.headers.get("if-none-match", "").split(",")):
             return Response(status_code=304, headers=headers)

@@ -345,3 +345,11 @@ def test_a_body_that_is_not_a_json_trio_is_told_so_plainly(client):
     assert text.status_code == 422 and "Content-Type: application/json" in text.json()["message"]
     wrong = client.post("/diagrams", json={"domain": 1, "substance": "", "style": ""})
     assert wrong.status_code == 422 and wrong.json()["message"].startswith("domain: ")
+
+
+def test_a_picture_answer_can_run_no_script_where_it_is_opened(client):
+    r = client.post("/diagrams", json=example_body("sets"))
+    assert r.status_code == 200
+    policy = r.headers["content-security-policy"]
+    assert "default-src 'none'" in policy and "script-src" not in policy  # no script source allowed
+    assert r.headers["x-content-type-options"] == "nosniff"
