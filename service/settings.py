@@ -3,24 +3,14 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, fields
 
 
-def _env_int(name: str, default: int) -> int:
-    raw = os.environ.get(name)
-    return int(raw) if raw not in (None, "") else default
-
-
-def _env_float(name: str, default: float) -> float:
-    raw = os.environ.get(name)
-    return float(raw) if raw not in (None, "") else default
-
-
-def _env_flag(name: str) -> bool:
-    raw = os.environ.get(name, "").strip().lower()
-    if raw in ("", "0", "false", "no", "off"):
+def _parse_flag(name: str, raw: str) -> bool:
+    if raw.lower() in ("0", "false", "no", "off"):
         return False
-    if raw in ("1", "true", "yes", "on"):
+    if raw.lower() in ("1", "true", "yes", "on"):
         return True
     raise ValueError(f"{name} must be 1/true/yes/on or 0/false/no/off, got {raw!r}")
 
@@ -65,26 +55,43 @@ class Settings:
     unsafe_svg: bool = False
 
 
+# A variable's text as its field's type (the annotations are strings: `from __future__ import annotations`).
+PARSERS: dict[str, Callable[[str, str], object]] = {
+    "int": lambda _, raw: int(raw),
+    "float": lambda _, raw: float(raw),
+    "bool": _parse_flag,
+    "str": lambda _, raw: raw,
+}
+# Each setting's environment variable; a field not named here is set only by the CLI and tests.
+ENV = {
+    "workers": "PENROSE_WORKERS",
+    "time_limit": "PENROSE_TIME_LIMIT",
+    "max_body_bytes": "PENROSE_MAX_BODY_BYTES",
+    "result_cache_entries": "PENROSE_CACHE_ENTRIES",
+    "result_cache_bytes": "PENROSE_CACHE_BYTES",
+    "queue_limit": "PENROSE_QUEUE",
+    "queue_seconds": "PENROSE_QUEUE_SECONDS",
+    "max_total_body_bytes": "PENROSE_MAX_TOTAL_BODY_BYTES",
+    "worker_memory_mb": "PENROSE_WORKER_MEMORY_MB",
+    "worker_recycle_mb": "PENROSE_WORKER_RECYCLE_MB",
+    "compile_cache_dir": "PENROSE_COMPILE_CACHE_DIR",
+    "compile_cache_mb": "PENROSE_COMPILE_CACHE_MB",
+    "diagram_cache_mb": "PENROSE_DIAGRAM_CACHE_MB",
+    "energy_cache_mb": "PENROSE_ENERGY_CACHE_MB",
+    "module_cache_mb": "PENROSE_MODULE_CACHE_MB",
+    "parse_cache_mb": "PENROSE_PARSE_CACHE_MB",
+    "drain_seconds": "PENROSE_DRAIN_SECONDS",
+    "live_sessions": "PENROSE_LIVE_SESSIONS",
+    "live_idle": "PENROSE_LIVE_IDLE",
+    "unsafe_svg": "PENROSE_UNSAFE_SVG",
+}
+
+
 def settings_from_env() -> Settings:
-    return Settings(
-        workers=_env_int("PENROSE_WORKERS", Settings.workers),
-        time_limit=_env_float("PENROSE_TIME_LIMIT", Settings.time_limit),
-        max_body_bytes=_env_int("PENROSE_MAX_BODY_BYTES", Settings.max_body_bytes),
-        result_cache_entries=_env_int("PENROSE_CACHE_ENTRIES", Settings.result_cache_entries),
-        result_cache_bytes=_env_int("PENROSE_CACHE_BYTES", Settings.result_cache_bytes),
-        queue_limit=_env_int("PENROSE_QUEUE", Settings.queue_limit),
-        queue_seconds=_env_float("PENROSE_QUEUE_SECONDS", Settings.queue_seconds),
-        max_total_body_bytes=_env_int("PENROSE_MAX_TOTAL_BODY_BYTES", Settings.max_total_body_bytes),
-        worker_memory_mb=_env_int("PENROSE_WORKER_MEMORY_MB", Settings.worker_memory_mb),
-        worker_recycle_mb=_env_int("PENROSE_WORKER_RECYCLE_MB", Settings.worker_recycle_mb),
-        compile_cache_dir=os.environ.get("PENROSE_COMPILE_CACHE_DIR", Settings.compile_cache_dir),
-        compile_cache_mb=_env_int("PENROSE_COMPILE_CACHE_MB", Settings.compile_cache_mb),
-        diagram_cache_mb=_env_int("PENROSE_DIAGRAM_CACHE_MB", Settings.diagram_cache_mb),
-        energy_cache_mb=_env_int("PENROSE_ENERGY_CACHE_MB", Settings.energy_cache_mb),
-        module_cache_mb=_env_int("PENROSE_MODULE_CACHE_MB", Settings.module_cache_mb),
-        parse_cache_mb=_env_int("PENROSE_PARSE_CACHE_MB", Settings.parse_cache_mb),
-        drain_seconds=_env_float("PENROSE_DRAIN_SECONDS", Settings.drain_seconds),
-        live_sessions=_env_int("PENROSE_LIVE_SESSIONS", Settings.live_sessions),
-        live_idle=_env_float("PENROSE_LIVE_IDLE", Settings.live_idle),
-        unsafe_svg=_env_flag("PENROSE_UNSAFE_SVG"),
-    )
+    """The defaults, with every PENROSE_* variable that is set and not empty, parsed as its field's type."""
+    given: dict[str, object] = {}
+    for f in fields(Settings):
+        raw = os.environ.get(ENV.get(f.name, ""), "").strip()
+        if f.name in ENV and raw:
+            given[f.name] = PARSERS[f.type](ENV[f.name], raw)
+    return Settings(**given)

@@ -188,3 +188,21 @@ def test_an_energy_wasm_cannot_compile_is_a_layout_error_not_a_crash(monkeypatch
     outcome = run_layout({**job, "variation": "wasm-refused"})
     assert (outcome["kind"], outcome["status"]) == ("layout", "optimize-error")
     assert "too large to compile" in outcome["message"]
+
+
+def test_every_setting_but_the_kill_grace_is_read_from_its_variable(monkeypatch):
+    import dataclasses
+
+    from service.settings import ENV, Settings
+
+    assert {f.name for f in dataclasses.fields(Settings)} - set(ENV) == {"kill_grace"}
+    values = {"int": "7", "float": "2.5", "bool": "on", "str": "/srv/cache"}
+    for f in dataclasses.fields(Settings):
+        if f.name in ENV:
+            monkeypatch.setenv(ENV[f.name], values[f.type])
+    s = settings_from_env()
+    want = {"int": 7, "float": 2.5, "bool": True, "str": "/srv/cache"}
+    read = [f for f in dataclasses.fields(Settings) if f.name in ENV]
+    assert {f.name: getattr(s, f.name) for f in read} == {f.name: want[f.type] for f in read}
+    monkeypatch.setenv("PENROSE_WORKERS", "")  # empty is unset
+    assert settings_from_env().workers == Settings.workers
