@@ -40,7 +40,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from energies.lru import LRU
+from adcore import LRU
 
 from .diagram_url import MAX_ENCODED_CHARS, UrlError, decode_trio
 from .examples import examples

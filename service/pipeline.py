@@ -22,11 +22,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from adcore import WasmCompileError, WasmTimeout, WasmTrap
+from adcore import LRU, WasmCompileError, WasmTimeout, WasmTrap
 from energies.compile import compile_problem
 from energies.diagram import Diagram
 from energies.limits import DeadlineExceeded, check_deadline, deadline, remaining
-from energies.lru import LRU
 from energies.optimize import OptimizeError, OptimizeResult
 from energies.portfolio import PortfolioResult, PortfolioSettings, optimize_portfolio, portfolio_starts
 from energies.shapes import Canvas

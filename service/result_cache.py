@@ -11,7 +11,7 @@ import hashlib
 import json
 from typing import Any
 
-from energies.lru import LRU
+from adcore import LRU
 
 
 def request_key(

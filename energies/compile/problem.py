@@ -15,11 +15,10 @@ from typing import Any
 import numpy as np
 
 import adcore
-from adcore import Compiled, cyclic_gc_paused
+from adcore import LRU, Compiled, cyclic_gc_paused
 
 from ..diagram import Diagram
 from ..limits import check_deadline
-from ..lru import LRU
 from ..optimize import GoalValues, StageSpec
 from .energy import (
     energy_function,

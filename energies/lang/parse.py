@@ -15,11 +15,11 @@ from typing import Any, TypeVar
 
 from lark import Token
 
+from adcore import LRU
 from energies.lang import ast as A
 from energies.lang import style_ast as S
 from energies.lang.parse_util import UserError, name_of, pos_of, present, run_parser
 from energies.lang.style_parse import StyleBuilder
-from energies.lru import LRU
 
 # ---- Domain ----------------------------------------------------------------------------
 

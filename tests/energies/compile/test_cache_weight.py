@@ -13,9 +13,9 @@ import tracemalloc
 
 import pytest
 
+from adcore import LRU
 from energies.compile.problem import CACHE, CompiledProblem, functions_weight
 from energies.diagram_build import build_diagram
-from energies.lru import LRU
 from service.examples import example
 
 

@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 
 import adcore
+from adcore import LRU
 from adcore import math as am
 from energies.compile import energy as energy_mod
 from energies.compile import kinds as kinds_mod
 from energies.compile.problem import CompiledProblem
 from energies.diagram import Diagram, GoalInstance, ShapeInstance, Unknowns
 from energies.expr import input_node
-from energies.lru import LRU
 from energies.optimize import optimize
 
 

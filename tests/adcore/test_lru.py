@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from energies.lru import LRU
+from adcore import LRU
 
 
 def test_lru_evicts_the_least_recently_used_and_counts_hits():
