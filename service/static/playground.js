@@ -17,6 +17,7 @@ const state = {
   name: "diagram",          // used for exported file names
   images: new Map(),        // path (relative to the trio's folder) -> data: URL, from opened files
   svg: null,                // the SVG text shown (latest frame or final)
+  dragged: false,           // a shape was dragged since the last render: the server's layout differs
   session: null,            // {id, abort} of the running live session
   draggable: new Set(),
   zoom: "fit",
@@ -266,6 +267,7 @@ async function render() {
   const session = { id: null, abort };
   state.session = session;
   metrics.renderStarted = performance.now();
+  state.dragged = false;
   metrics.firstFrameMs = null;
   metrics.frames = 0;
   let response;
@@ -436,6 +438,7 @@ $("diagram").addEventListener("pointerdown", (event) => {
     drag.sent = offset;
     if (metrics.dragSentAt === null) metrics.dragSentAt = performance.now();
     metrics.dragSeq += 1;
+    state.dragged = true;
     metrics.lastDrag = { ...offset, seq: metrics.dragSeq };
     await control("drag", { shape, dx: offset.dx, dy: offset.dy, begin: drag.begin, seq: metrics.dragSeq });
     drag.begin = false;
@@ -690,13 +693,31 @@ function trioZip() {
   return new Blob([zipSync(files)], { type: "application/zip" });
 }
 
+// The server draws the PDF (vector, the bundled fonts) of the trio's layout, which is the one shown
+// (same variation, same bytes); a dragged layout exists only here, so it prints through the browser.
+async function exportPdf(n) {
+  if (state.dragged) {
+    setStatus("a dragged layout is printed by the browser: choose “Save as PDF”");
+    window.print();
+    return;
+  }
+  setStatus("drawing the PDF…");
+  const response = await fetch("/diagrams", {
+    method: "POST", headers: { "content-type": "application/json", accept: "application/pdf" },
+    body: JSON.stringify(trioRequest()),
+  });
+  if (!response.ok) { setStatus(`PDF failed: ${(await response.json()).message}`); return; }
+  download(await response.blob(), `${n}.pdf`);
+  setStatus("PDF saved");
+}
+
 async function exportAs(kind) {
   const needsDiagram = ["svg", "png", "pdf", "copy"].includes(kind);
   if (needsDiagram && !state.svg) { setStatus("render the diagram first"); return; }
   const n = state.name || "diagram";
   if (kind === "svg") download(new Blob([exportedSvg()], { type: "image/svg+xml" }), `${n}.svg`);
   else if (kind === "png") download(await pngBlob(), `${n}.png`);
-  else if (kind === "pdf") window.print();
+  else if (kind === "pdf") await exportPdf(n);
   else if (kind === "trio") download(trioZip(), `${n}.zip`);
   else if (kind === "copy") { await navigator.clipboard.writeText(exportedSvg()); setStatus("SVG copied to the clipboard"); }
   else if (kind === "link") { save(); await navigator.clipboard.writeText(location.href); setStatus("share link copied"); }

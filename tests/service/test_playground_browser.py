@@ -327,7 +327,14 @@ def test_exports_give_files_that_parse(page, context):
     copied = page.evaluate("navigator.clipboard.readText()")
     assert len(ET.fromstring(copied).findall(f".//{SVG_NS}circle")) == 5
 
-    # PDF: the print view holds the diagram alone; Chromium's own printing gives the PDF
+    page.click("#export")
+    with page.expect_download() as pdf_download:
+        page.click("[data-export='pdf']")
+    pdf = Path(pdf_download.value.path()).read_bytes()
+    assert pdf.startswith(b"%PDF") and b"/MediaBox" in pdf  # a download: printing downloads nothing
+    assert pdf_download.value.suggested_filename.endswith(".pdf")
+
+    # a dragged layout prints: the print view holds the diagram alone
     pdf = page.pdf()
     assert pdf.startswith(b"%PDF")
     page.emulate_media(media="print")
