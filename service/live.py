@@ -26,9 +26,7 @@ import asyncio
 import contextlib
 import json
 import logging
-import multiprocessing
 import secrets
-import sys
 import threading
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -39,7 +37,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from .pool import START_TIMEOUT, WorkerConfig, WorkerCrashed, cap_memory, limit_caches, worker_config
+from .pool import Worker, WorkerConfig, prepare_worker, spawn_worker, stop_worker, worker_config
 from .schemas import DiagramRequest
 from .settings import Settings
 
@@ -48,16 +46,11 @@ BUSY_WAIT = 5.0  # seconds a new session waits for a busy one to end before the 
 
 
 def live_worker_main(conn: Connection, idle_limit: float, config: WorkerConfig) -> None:
-    """A live worker process: cap its memory and bound its caches as a layout worker's, warm up,
-    then run one session at a time until told to stop."""
-    cap_memory(config.memory_mb)
-    limit_caches(config)
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s live %(message)s")
+    """A live worker process: started as a layout worker is (memory cap, cache budgets, warm
+    pipeline), then runs one session at a time until told to stop."""
     from service.live_session import run_session
-    from service.warm_up import warm_up
 
-    warm_up()
-    conn.send_bytes(b'{"ready": true}')
+    prepare_worker(conn, config, "live")
     while True:
         try:
             message = json.loads(conn.recv_bytes())
@@ -69,29 +62,14 @@ def live_worker_main(conn: Connection, idle_limit: float, config: WorkerConfig) 
             run_session(conn, message["start"], idle_limit)
 
 
-@dataclass
-class LiveWorker:
-    process: multiprocessing.process.BaseProcess
-    conn: Connection
-
-
-def start_live_worker(idle_limit: float, config: WorkerConfig) -> LiveWorker:
-    ctx = multiprocessing.get_context("spawn")
-    parent, child = ctx.Pipe(duplex=True)
-    args = (child, idle_limit, config)
-    process = ctx.Process(target=live_worker_main, args=args, name="penrose-live", daemon=True)
-    process.start()
-    child.close()
-    if not parent.poll(START_TIMEOUT) or not json.loads(parent.recv_bytes()).get("ready"):
-        process.kill()
-        raise WorkerCrashed(f"a live worker did not start within {START_TIMEOUT:.0f} s")
-    return LiveWorker(process, parent)
+def start_live_worker(idle_limit: float, config: WorkerConfig) -> Worker:
+    return spawn_worker(live_worker_main, (idle_limit, config), "live worker")
 
 
 @dataclass
 class LiveSession:
     id: str
-    worker: LiveWorker
+    worker: Worker
     events: asyncio.Queue[dict[str, Any] | None] = field(default_factory=asyncio.Queue)
     ended: bool = False
 
@@ -111,7 +89,7 @@ class LiveSessions:
 
     def __init__(self, settings: Settings):
         self.settings = settings
-        self.idle: list[LiveWorker] = []
+        self.idle: list[Worker] = []
         self.count = 0  # workers started or starting
         self.sessions: dict[str, LiveSession] = {}
         self.lock = asyncio.Lock()
@@ -224,11 +202,7 @@ class LiveSessions:
 
     def stop(self) -> None:
         for worker in self.idle:
-            with contextlib.suppress(OSError):
-                worker.conn.send_bytes(b"null")
-            worker.process.join(2)
-            if worker.process.is_alive():
-                worker.process.kill()
+            stop_worker(worker)
         for session in list(self.sessions.values()):
             session.worker.process.kill()
 

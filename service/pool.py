@@ -107,19 +107,26 @@ def cap_memory(memory_mb: int) -> None:
         resource.setrlimit(resource.RLIMIT_DATA, (cap, cap))
 
 
+def prepare_worker(conn: Connection, config: WorkerConfig, label: str) -> None:
+    """The start of every worker process (layout or live): log as `label`, cap its memory, bound its
+    caches, import and warm the pipeline, then tell the server it is ready."""
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format=f"%(asctime)s {label} %(message)s")
+    cap_memory(config.memory_mb)
+    limit_caches(config)
+    from service.warm_up import warm_up
+
+    warm_up()
+    conn.send_bytes(json.dumps({"ready": True, "pid": os.getpid()}).encode())
+
+
 def worker_main(conn: Connection, config: WorkerConfig) -> None:
     """A worker process: cap its memory, import the pipeline once, then answer jobs until told to stop."""
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s worker %(message)s")
-    cap_memory(config.memory_mb)
     import energies.compile.problem
     from service.compile_cache import prune
     from service.layout_job import run_layout
-    from service.warm_up import warm_up
 
     energies.compile.problem.DISK_CACHE = config.cache_dir or None
-    limit_caches(config)
-    warm_up()
-    conn.send_bytes(json.dumps({"ready": True, "pid": os.getpid()}).encode())
+    prepare_worker(conn, config, "worker")
     while True:
         try:
             raw = conn.recv_bytes()
@@ -210,21 +217,27 @@ class Worker:
             return False
 
 
-def start_worker(config: WorkerConfig = WorkerConfig()) -> Worker:
-    """Spawn a worker and wait until it has imported the pipeline."""
+def spawn_worker(target: Callable[..., None], args: tuple[Any, ...], what: str) -> Worker:
+    """Spawn `target(child_conn, *args)` (which calls `prepare_worker`) and wait until it is ready."""
     ctx = multiprocessing.get_context("spawn")
     parent, child = ctx.Pipe(duplex=True)
-    process = ctx.Process(target=worker_main, args=(child, config), name="penrose-layout-worker", daemon=True)
+    name = "penrose-" + what.replace(" ", "-")
+    process = ctx.Process(target=target, args=(child, *args), name=name, daemon=True)
     process.start()
     child.close()
     if not parent.poll(START_TIMEOUT):
         process.kill()
-        raise WorkerCrashed(f"a layout worker did not start within {START_TIMEOUT:.0f} s")
+        raise WorkerCrashed(f"a {what} did not start within {START_TIMEOUT:.0f} s")
     try:
         json.loads(parent.recv_bytes())
     except (EOFError, OSError) as e:
-        raise WorkerCrashed("a layout worker died while starting") from e
+        raise WorkerCrashed(f"a {what} died while starting") from e
     return Worker(process, parent)
+
+
+def start_worker(config: WorkerConfig = WorkerConfig()) -> Worker:
+    """Spawn a layout worker and wait until it has imported the pipeline."""
+    return spawn_worker(worker_main, (config,), "layout worker")
 
 
 def stop_worker(worker: Worker, timeout: float = 2.0) -> None:
