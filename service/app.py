@@ -240,20 +240,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         if cached:
             metrics.cache_hits.labels("result").inc()
         else:
-            job = {
-                "requestId": request_id,
-                "domain": body.domain,
-                "substance": body.substance,
-                "style": style,
-                "variation": body.variation,
-                "excludeWarnings": body.excludeWarnings,
-                "starts": body.starts,
-                "startSeconds": body.startSeconds,
-                "timeLimit": settings.time_limit,
-                "unsafeSvg": settings.unsafe_svg,
-                "images": body.images,
-                "goals": want_json,  # the goal list costs seconds for huge diagrams: only for JSON
-            }
+            # the goal list costs seconds for huge diagrams: only for JSON
+            job = body.job(request_id, settings.time_limit, unsafeSvg=settings.unsafe_svg, goals=want_json)
             try:
                 outcome = await pool.run(job, gone=request.is_disconnected)
             except Overloaded as e:

@@ -224,20 +224,8 @@ def live_router(settings: Settings, error_response: Any) -> tuple[APIRouter, Liv
         },
     )
     async def open_live(body: DiagramRequest, request: Request, interactive: bool = False) -> Response:
-        job = {
-            "requestId": request.scope.get("state", {}).get("request_id", "-"),
-            "domain": body.domain,
-            "substance": body.substance,
-            "style": body.style_text(),
-            "variation": body.variation,
-            "excludeWarnings": body.excludeWarnings,
-            "starts": body.starts,
-            "startSeconds": body.startSeconds,
-            "timeLimit": settings.time_limit,
-            "images": body.images,
-            "goals": False,
-            "interactive": interactive,
-        }
+        request_id = request.scope.get("state", {}).get("request_id", "-")
+        job = body.job(request_id, settings.time_limit, goals=False, interactive=interactive)
         session = await live.open(job)
         if session is None:
             return error_response(

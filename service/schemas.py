@@ -88,6 +88,22 @@ class DiagramRequest(BaseModel):
     def style_text(self) -> str:
         return self.style if isinstance(self.style, str) else "\n".join(self.style)
 
+    def job(self, request_id: str, time_limit: float, **extra: Any) -> dict[str, Any]:
+        """The worker's job for this request (service.layout_job), with the caller's `extra` fields."""
+        return {
+            "requestId": request_id,
+            "domain": self.domain,
+            "substance": self.substance,
+            "style": self.style_text(),
+            "variation": self.variation,
+            "excludeWarnings": self.excludeWarnings,
+            "starts": self.starts,
+            "startSeconds": self.startSeconds,
+            "timeLimit": time_limit,
+            "images": self.images,
+            **extra,
+        }
+
 
 class GoalReport(BaseModel):
     name: str
