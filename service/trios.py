@@ -244,6 +244,11 @@ def default_registry_dir(root: Path | None = None) -> Path | None:
     return candidate if (candidate / REGISTRY_INDEX).is_file() else None
 
 
+def local_href(href: str) -> bool:
+    """A relative path (an image beside the trio), not a URL, a data URI or an absolute path."""
+    return ":" not in href.split("/")[0] and not href.startswith(("/", "data:"))
+
+
 def request_image_resolver(images: Mapping[str, str]) -> Callable[[str], str | None] | None:
     """Images a request carries (relative path -> data URI), found as `trio_image_resolver` finds
     files: by the href's normalized path, then by its file name."""
@@ -252,7 +257,7 @@ def request_image_resolver(images: Mapping[str, str]) -> Callable[[str], str | N
     by_path = {posixpath.normpath(p): uri for p, uri in images.items()}
 
     def resolve(href: str) -> str | None:
-        if ":" in href.split("/")[0] or href.startswith(("/", "data:")):
+        if not local_href(href):
             return None
         path = posixpath.normpath(href)
         return by_path.get(path) or by_path.get(posixpath.basename(path))
@@ -270,7 +275,7 @@ def trio_image_resolver(base_dir: Any, *style_dirs: Any) -> Callable[[str], str 
     roots = list(dict.fromkeys(Path(d).resolve() for d in (base_dir, *style_dirs)))
 
     def resolve(href: str) -> str | None:
-        if ":" in href.split("/")[0] or href.startswith(("/", "data:")):
+        if not local_href(href):
             return None  # URLs, data URIs and absolute paths pass through untouched
         for root in roots:
             path = (root / href).resolve()
