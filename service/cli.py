@@ -79,7 +79,7 @@ def format_diagram_error(error: Any, trio: TrioSpec) -> str:
     out = []
     for e in distinct_errors(error):
         path, line = trio.place(e.source, e.line)
-        out.append(f"{path}:{line}:{e.column}: {e.message}")
+        out.append(f"{path}:{line}:{e.column}: {e.message}" if line > 0 else f"{path}: {e.message}")
         if e.excerpt:
             out.append(e.excerpt)
     return "\n".join(out)

@@ -50,7 +50,7 @@ class TrioSpec:
 
 
 Files = tuple[tuple[str, str, int], ...]
-_PLACE = re.compile(r"^(domain|substance|style):(\d+):")
+_PLACE = re.compile(r"^(domain|substance|style)(?::(\d+))?:")
 
 
 def joined_files(source: str, names: Sequence[str], texts: Sequence[str]) -> Files:
@@ -71,7 +71,11 @@ def style_list_files(style: str | Sequence[str]) -> Files:
 
 
 def place(files: Files, source: str, line: int) -> tuple[str, int]:
-    """The file (or name) and its own line number for a line of a joined program."""
+    """The file (or name) and its own line number for a line of a joined program; line 0 (a
+    mistake of the whole program) stays 0, in the program's file when it is one file."""
+    if line <= 0:
+        names = [name for s, name, _ in files if s == source]
+        return (names[0] if len(names) == 1 else source), 0
     where, start = source, 1
     for s, name, first in files:
         if s == source and first <= line:
@@ -80,10 +84,13 @@ def place(files: Files, source: str, line: int) -> tuple[str, int]:
 
 
 def relocate(files: Files, message: str) -> str:
-    """A message that starts with its place (`style:906:3: ...`) with the place in its own file."""
+    """A message that starts with its place (`style:906:3: ...`) with the place in its own file; one
+    about a whole program (`style: ...`) names its file when the program is one file."""
     m = _PLACE.match(message)
     if not m or not files:
         return message
+    if m[2] is None:
+        return f"{place(files, m[1], 0)[0]}:{message[m.end() :]}"
     where, line = place(files, m[1], int(m[2]))
     return f"{where}:{line}:{message[m.end() :]}"
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from energies.lang import ast as A
-from energies.lang.errors import DiagramError, raise_all
+from energies.lang.errors import DiagramError, did_you_mean, raise_all
 
 LITERAL_TYPES = ("String", "Number")
 
@@ -58,6 +58,9 @@ class DomainEnv:
         """`sub <: sup`, reflexive and transitive."""
         return sub == sup or sup in self.ancestors(sub)
 
+    def callable_names(self) -> list[str]:
+        return [*self.constructors, *self.functions]
+
     def callable(self, name: str) -> Signature | None:
         """A constructor or function named `name` (constructors win, as in Penrose)."""
         return self.constructors.get(name) or self.functions.get(name)
@@ -83,7 +86,7 @@ def check_domain(prog: A.DomainProg, text: str = "") -> DomainEnv:
     def known_type(t: A.Name) -> bool:
         if t.value in env.types:
             return True
-        err(t.pos, f"unknown type {t}", "TypeNotFound")
+        err(t.pos, f"unknown type {t}{did_you_mean(t.value, env.types)}", "TypeNotFound")
         return False
 
     def add_subtype(sub: A.Name, sup: A.Name) -> None:

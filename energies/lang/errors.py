@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from difflib import get_close_matches
 from typing import Literal
 
 Source = Literal["domain", "substance", "style"]
@@ -28,6 +29,26 @@ WARNING_KINDS: frozenset[str] = frozenset(
         "BBoxApproximationWarning",
     }
 )
+
+
+# difflib's similarity from which an unknown name reads as a misspelling of a known one: `contain` for
+# `contains`, `Circel` for `Circle`, `ensur` for `ensure`, but not `foo` for `for`-anything.
+NEAR_MISS = 0.7
+
+
+def closest(name: str, known: Iterable[str], cutoff: float = NEAR_MISS) -> str | None:
+    """The known name `name` most likely misspells (letter case aside), or None."""
+    by_folded: dict[str, str] = {}
+    for k in known:
+        by_folded.setdefault(k.casefold(), k)
+    match = get_close_matches(name.casefold(), by_folded, n=1, cutoff=cutoff)
+    return by_folded[match[0]] if match else None
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """' (did you mean X?)' to append to an error about an unknown `name`, or ''."""
+    guess = closest(name, known)
+    return f" (did you mean {guess}?)" if guess is not None and guess != name else ""
 
 
 def make_excerpt(text: str, line: int, column: int) -> str:
@@ -67,7 +88,8 @@ class DiagramError(Exception):
         return cls(source, line, column, message, make_excerpt(text, line, column), kind)
 
     def __str__(self) -> str:
-        head = f"{self.source}:{self.line}:{self.column}: {self.message}"
+        where = f"{self.source}:{self.line}:{self.column}" if self.line > 0 else self.source
+        head = f"{where}: {self.message}"
         return f"{head}\n{self.excerpt}" if self.excerpt else head
 
 
@@ -101,9 +123,14 @@ def one_per_place(errors: Sequence[DiagramError]) -> list[DiagramError]:
     return merged
 
 
+_READING_ORDER = {"domain": 0, "substance": 1, "style": 2}
+
+
 def raise_all(errors: Sequence[DiagramError]) -> None:
-    """Raise nothing, the single error, or a `DiagramErrors` bundle, one error per mistake."""
-    errors = one_per_place(errors)
+    """Raise nothing, the single error, or a `DiagramErrors` bundle, one error per mistake, in
+    reading order: checkers find errors in their own order (Style in dependency order), but a reader
+    fixes a program from the top, and a mistake higher up is the likelier cause of one below."""
+    errors = sorted(one_per_place(errors), key=lambda e: (_READING_ORDER.get(e.source, 3), e.line, e.column))
     if len(errors) == 1:
         raise errors[0]
     if errors:

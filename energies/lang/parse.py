@@ -18,7 +18,7 @@ from lark import Token
 from adcore import LRU
 from energies.lang import ast as A
 from energies.lang import style_ast as S
-from energies.lang.parse_util import UserError, name_of, pos_of, present, run_parser
+from energies.lang.parse_util import UserError, keywords, make_parser, name_of, pos_of, present, run_parser
 from energies.lang.style_parse import StyleBuilder
 
 # ---- Domain ----------------------------------------------------------------------------
@@ -203,3 +203,9 @@ def parse_substance(text: str) -> A.SubstanceProg:
 @_cached("style")
 def parse_style(text: str) -> S.StyleProg:
     return run_parser("style", text, StyleBuilder)
+
+
+@functools.cache
+def substance_keywords() -> frozenset[str]:
+    """The words that begin a Substance statement (`AutoLabel`, `Let`, ...)."""
+    return keywords(make_parser("substance", _SubstanceBuilder), statements_only=True)

@@ -25,7 +25,7 @@ from lark.exceptions import UnexpectedToken
 from lark.parsers.lalr_analysis import Shift
 
 from energies.lang import ast as A
-from energies.lang.errors import DiagramError, Source
+from energies.lang.errors import DiagramError, Source, closest
 from energies.limits import check_deadline
 
 _HERE = FsPath(__file__).resolve().parent
@@ -164,6 +164,35 @@ def _describe_terminal(parser: lark.Lark, name: str) -> str:
     }.get(name, name.lower())
 
 
+def keywords(parser: lark.Lark, statements_only: bool = False) -> frozenset[str]:
+    """The words a grammar reserves (`forall`, `layer`, `AutoLabel`, ...); with `statements_only`,
+    the `KW_*` words that begin a statement."""
+    return frozenset(
+        t.pattern.value
+        for t in parser.terminals
+        if isinstance(t.pattern, lark.lexer.PatternStr)
+        and t.pattern.value.isidentifier()
+        and (t.name.startswith("KW_") or not statements_only)
+    )
+
+
+_LEADING_WORDS = re.compile(r"\s*([A-Za-z_]\w*)\s+[A-Za-z_]")
+
+
+def _misspelt_keyword(parser: lark.Lark, text: str, line: int, column: int) -> tuple[int, str] | None:
+    """(column, message) when the line begins with two words, the first a near miss of a keyword
+    (`ensur x.r > 3`): no statement begins so unless its first word is a keyword, and the parser
+    only notices further on, with a message about what follows."""
+    lines = text.split("\n")
+    m = _LEADING_WORDS.match(lines[line - 1]) if 0 < line <= len(lines) else None
+    if m is None or column <= m.end(1):
+        return None
+    known = keywords(parser)
+    word = m[1]
+    guess = None if word in known else closest(word, known)
+    return (m.start(1) + 1, f"unknown keyword {word} (did you mean {guess}?)") if guess else None
+
+
 def _syntax_error(
     source: Source, text: str, parser: lark.Lark, err: lark.exceptions.LarkError
 ) -> DiagramError:
@@ -183,12 +212,16 @@ def _syntax_error(
     if isinstance(err, lark.exceptions.UnexpectedCharacters):
         message = f"unexpected character {text[err.pos_in_stream]!r}"
     elif isinstance(err, lark.exceptions.UnexpectedToken) and err.token.type != "$END":
-        shown = str(err.token).replace("\n", "\\n") or err.token.type
-        message = f"unexpected token {shown!r}"
+        message = (
+            "unexpected end of line" if not str(err.token).strip() else f"unexpected token {str(err.token)!r}"
+        )
     else:
         message = "unexpected end of input"
     if expected_text:
         message += f"; expected {expected_text}"
+    keyword = _misspelt_keyword(parser, text, line, column or 1)
+    if keyword is not None:
+        column, message = keyword
     brace = unclosed_brace(text)
     if brace is not None and brace < (line, column or 1):
         n = line - brace[0]

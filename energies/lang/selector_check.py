@@ -18,7 +18,7 @@ from __future__ import annotations
 from energies.lang import style_ast as S
 from energies.lang.ast import Name, NumberLit, Pos, StringLit
 from energies.lang.domain_env import LITERAL_TYPES, DomainEnv, Signature
-from energies.lang.errors import DiagramError
+from energies.lang.errors import DiagramError, did_you_mean
 
 
 def header_decls(header: S.Selector | S.Collector) -> tuple[S.DeclPattern, ...]:
@@ -40,7 +40,11 @@ class _HeaderChecker:
 
     def declare(self, d: S.DeclPattern) -> None:
         if d.type.value not in self.domain.types:
-            self.err(d.type.pos, f"unknown type {d.type} in selector", "TypeNotFound")
+            self.err(
+                d.type.pos,
+                f"unknown type {d.type} in selector{did_you_mean(d.type.value, self.domain.types)}",
+                "TypeNotFound",
+            )
             return
         if d.var.name in self.types:
             self.err(
@@ -92,7 +96,12 @@ class _HeaderChecker:
                 return
             sig = self.domain.predicates.get(rel.name.value)
             if sig is None:
-                self.err(rel.name.pos, f"unknown predicate {rel.name} in selector", "TypeNotFound")
+                self.err(
+                    rel.name.pos,
+                    f"unknown predicate {rel.name} in selector"
+                    + did_you_mean(rel.name.value, self.domain.predicates),
+                    "TypeNotFound",
+                )
                 return
             self.check_args(sig, rel.name, rel.args, rel.pos)
         elif isinstance(rel, S.RelField):
@@ -114,7 +123,8 @@ class _HeaderChecker:
                 if sig is None:
                     self.err(
                         expr.name.pos,
-                        f"unknown function or constructor {expr.name} in selector",
+                        f"unknown function or constructor {expr.name} in selector"
+                        f"{did_you_mean(expr.name.value, self.domain.callable_names())}",
                         "TypeNotFound",
                     )
                     return

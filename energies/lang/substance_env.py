@@ -25,8 +25,9 @@ from dataclasses import dataclass, field
 
 from energies.lang import ast as A
 from energies.lang.domain_env import LITERAL_TYPES, DomainEnv, Signature
-from energies.lang.errors import DiagramError, raise_all
+from energies.lang.errors import DiagramError, did_you_mean, raise_all
 from energies.lang.index_sets import expand
+from energies.lang.parse import substance_keywords
 from energies.limits import MAX_SUBSTANCE_STATEMENTS
 
 
@@ -125,7 +126,9 @@ class _Checker:
         if isinstance(arg, A.Name):
             t = self.objects.get(arg.value)
             if t is None:
-                self.err(arg.pos, f"unknown object {arg}", "VarNotFound")
+                self.err(
+                    arg.pos, f"unknown object {arg}{did_you_mean(arg.value, self.objects)}", "VarNotFound"
+                )
             return t
         self.literals.setdefault(_literal(arg), None)
         return "String" if isinstance(arg, A.StringLit) else "Number"
@@ -164,7 +167,12 @@ class _Checker:
             )
             return
         if type_name.value not in self.domain.types:
-            self.err(type_name.pos, f"unknown type {type_name}", "TypeNotFound")
+            known = [*self.domain.types, *substance_keywords()]  # `Autolabel All` parses as a declaration
+            self.err(
+                type_name.pos,
+                f"unknown type {type_name}{did_you_mean(type_name.value, known)}",
+                "TypeNotFound",
+            )
             return
         for n in names:
             if n.value in self.objects:
@@ -178,7 +186,12 @@ class _Checker:
         if isinstance(expr, A.Func):
             sig = self.domain.callable(expr.name.value)
             if sig is None:
-                self.err(expr.name.pos, f"unknown function or constructor {expr.name}", "TypeNotFound")
+                self.err(
+                    expr.name.pos,
+                    f"unknown function or constructor {expr.name}"
+                    f"{did_you_mean(expr.name.value, self.domain.callable_names())}",
+                    "TypeNotFound",
+                )
                 return
             if not self.check_args(sig, expr.name, expr.args, expr.pos):
                 return
@@ -209,7 +222,11 @@ class _Checker:
         elif isinstance(s, A.ApplyPredicate):
             sig = self.domain.predicates.get(s.name.value)
             if sig is None:
-                self.err(s.name.pos, f"unknown predicate {s.name}", "TypeNotFound")
+                self.err(
+                    s.name.pos,
+                    f"unknown predicate {s.name}{did_you_mean(s.name.value, self.domain.predicates)}",
+                    "TypeNotFound",
+                )
             elif self.check_args(sig, s.name, s.args, s.pos):
                 self.statements.append(
                     PredicateFact(s.name.value, tuple(self.value_of(a) for a in s.args), s.pos)

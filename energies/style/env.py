@@ -25,7 +25,7 @@ from typing import Any
 
 from energies.lang import style_ast as S
 from energies.lang.ast import Pos
-from energies.lang.errors import DiagramError, raise_all
+from energies.lang.errors import DiagramError, did_you_mean, raise_all
 from energies.lang.frontend import FrontEnd
 from energies.lang.match import BlockMatches
 from energies.limits import MAX_SHAPES, check_deadline
@@ -297,7 +297,8 @@ class _Builder:
         if kind not in SHAPE_TYPES:
             raise self.rep.error(
                 expr.shape.pos,
-                f"unknown shape type {kind}; expected one of {', '.join(SHAPE_TYPES)}",
+                f"unknown shape type {kind}"
+                + (did_you_mean(kind, SHAPE_TYPES) or f"; expected one of {', '.join(SHAPE_TYPES)}"),
                 "InvalidGPITypeError",
             )
         props: PenroseMap[str, ExprSource] = PenroseMap()

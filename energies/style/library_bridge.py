@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from energies.diagram import ShapeInstance
 from energies.expr import UnknownBranchError
 from energies.lang.ast import Pos
-from energies.lang.errors import DiagramError
+from energies.lang.errors import DiagramError, did_you_mean
 from energies.style import arith
 
 if TYPE_CHECKING:
@@ -102,7 +102,9 @@ class Library:
         spec = self.functions.get(name)
         if spec is None:
             raise ev.rep.error(
-                pos, f"unknown function {name}{self.unavailable()}", "InvalidFunctionNameError"
+                pos,
+                f"unknown function {name}{did_you_mean(name, self.functions)}{self.unavailable()}",
+                "InvalidFunctionNameError",
             )
         impl = getattr(spec, "impl", spec)
         needs_context = bool(getattr(spec, "needs_context", False))
@@ -140,6 +142,8 @@ class Library:
             if name in other:
                 use = "objective (use encourage)" if kind == "constraint" else "constraint (use ensure)"
                 hint = f"; {name} is an {use}"
+            else:
+                hint = did_you_mean(name, table)
             tag = "InvalidConstraintNameError" if kind == "constraint" else "InvalidObjectiveNameError"
             raise ev.rep.error(pos, f"unknown {kind} {name}{hint}{self.unavailable()}", tag)
         problem = arity_problem(getattr(fn, "impl", fn), n_args)

@@ -89,6 +89,15 @@ def test_user_error_names_the_real_file_line_and_column(tmp_path):
     assert not (tmp_path / "x.svg").exists()
 
 
+def test_a_mistake_of_the_whole_style_names_its_file_without_a_line(tmp_path):
+    trio = copy_example("sets", tmp_path)
+    style = tmp_path / "sets.style"
+    style.write_text(re.sub(r"canvas \{[^}]*\}", "", style.read_text()))
+    done = run_cli("render", str(trio), "-o", str(tmp_path / "x.svg"))
+    assert done.returncode == 1
+    assert done.stderr.splitlines()[0].startswith(f"{style}: the Style must set canvas.width"), done.stderr
+
+
 def test_missing_file_is_a_user_error(tmp_path):
     done = run_cli("render", str(tmp_path / "nope.trio.json"), "-o", str(tmp_path / "x.svg"))
     assert done.returncode == 1

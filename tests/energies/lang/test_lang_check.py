@@ -141,6 +141,24 @@ def _error(text: str) -> DiagramError:
         ("Set A\nIsBig(A)\n", "TypeNotFound", 2, 1, "unknown predicate IsBig"),
         ("Set A\nSet U := Onion(A, A)\n", "TypeNotFound", 2, 10, "Onion"),
         ("Set A\nIsSubset(A, Z)\n", "VarNotFound", 2, 13, "unknown object Z"),
+        # a near miss of a known name says which one (letter case aside); a far one does not guess
+        (
+            "Set A\nIsSubst(A, A)\n",
+            "TypeNotFound",
+            2,
+            1,
+            "unknown predicate IsSubst (did you mean IsSubset?)",
+        ),
+        ("Set A\nset B\n", "TypeNotFound", 2, 1, "unknown type set (did you mean Set?)"),
+        ("Set A\nAutolabel All\n", "TypeNotFound", 2, 1, "unknown type Autolabel (did you mean AutoLabel?)"),
+        (
+            "Set Apple\nIsSubset(Apple, Aple)\n",
+            "VarNotFound",
+            2,
+            17,
+            "unknown object Aple (did you mean Apple?)",
+        ),
+        ("Set A\nSet U := Unon(A, A)\n", "TypeNotFound", 2, 10, "Unon (did you mean Union?)"),
         ("Set A\nSet A\n", "DuplicateName", 2, 5, "already declared"),
         ("Set A\nIsSubset(A)\n", "ArgLengthMismatch", 2, 1, "takes 2 argument(s) but got 1"),
         ("Set A\nPoint p\nIsSubset(A, p)\n", "TypeMismatch", 3, 13, "expected Set"),
@@ -164,6 +182,11 @@ def test_substance_errors_name_the_place(text, kind, line, column, words):
     src_line, caret = rendered.splitlines()[1:3]
     assert src_line == text.splitlines()[line - 1]
     assert caret == " " * (column - 1) + "^"
+
+
+def test_a_name_far_from_every_known_one_gets_no_guess():
+    assert "did you mean" not in _error("Set A\nBlob B\n").message
+    assert "did you mean" not in _error("Set A\nZzz(A)\n").message
 
 
 def test_several_substance_errors_are_reported_together():

@@ -47,7 +47,18 @@ from energies.lang.substance_env import check_substance
         (parse_substance, "Set A\nIsSubset(A, B\nSet C", 2, 14, "expected"),
         (parse_substance, "Set A\nLabel A $unterminated\n", 2, 9, "unexpected character '$'"),
         (parse_substance, "Let x := y\n", 1, 1, "`Let` needs a function"),
-        (parse_domain, "type A\npredicate P(A a\n", 2, 16, "unexpected token"),
+        (parse_domain, "type A\npredicate P(A a\n", 2, 16, "unexpected end of line; expected ',', ')'"),
+        # a misspelt keyword is named where it stands, not where the parser noticed
+        (
+            parse_style,
+            "forall Set x {\n  ensur x.r > 30\n}",
+            2,
+            3,
+            "unknown keyword ensur (did you mean ensure?)",
+        ),
+        (parse_style, "forall Set x {\n  encourag near(x.a, x.b)\n}", 2, 3, "did you mean encourage?"),
+        (parse_domain, "typ Set\n", 1, 1, "unknown keyword typ (did you mean type?)"),
+        (parse_domain, "type Set\npredicat In(Set a)\n", 2, 1, "did you mean predicate?"),
         (parse_domain, "type\n", 1, 5, "expected a name"),
     ],
 )
@@ -61,6 +72,32 @@ def test_syntax_errors_are_located(parse, text, line, column, words):
     assert head.startswith(f"{err.source}:{line}:{column}: ")
     assert src == text.splitlines()[line - 1]
     assert caret == " " * (column - 1) + "^"
+
+
+def test_a_line_that_begins_with_no_near_keyword_gets_no_guess():
+    with pytest.raises(DiagramError) as info:
+        parse_style("forall Set x {\n  zzz x.r > 30\n}")
+    assert "did you mean" not in info.value.message and info.value.column > 3
+
+
+def test_errors_come_in_reading_order():
+    """A Style is evaluated in dependency order, but its errors are listed from the top."""
+    from energies.lang.errors import DiagramErrors, raise_all
+
+    errors = [
+        DiagramError("style", 9, 1, "late"),
+        DiagramError("substance", 4, 2, "sub"),
+        DiagramError("style", 2, 7, "early"),
+    ]
+    with pytest.raises(DiagramErrors) as info:
+        raise_all(errors)
+    assert [e.message for e in info.value.errors] == ["sub", "early", "late"]
+
+
+def test_an_error_of_the_whole_program_shows_no_place():
+    assert str(DiagramError("style", 0, 0, "the Style must set canvas.width")) == (
+        "style: the Style must set canvas.width"
+    )
 
 
 def test_warning_filter_honors_exclude_warnings():

@@ -166,6 +166,10 @@ def test_real_library_function_runs():
         ("a = b\n  b = a", "CyclicAssignmentError", 6, 7, "depend on each other"),
         ("ensure lessThan(1)", "ArgLengthMismatch", 6, 10, "expects 2 argument"),
         ("ensure bogus(1)", "InvalidConstraintNameError", 6, 10, "unknown constraint bogus"),
+        ("ensure lesThan(1, 2)", "InvalidConstraintNameError", 6, 10, "lesThan (did you mean lessThan?)"),
+        ("ensure equal(twic(1), 1)", "InvalidFunctionNameError", 6, 16, "twic (did you mean twice?)"),
+        ("x.s = Circel {}", "InvalidGPITypeError", 6, 9, "unknown shape type Circel (did you mean Circle?)"),
+        ("x.s = Blob {}", "InvalidGPITypeError", 6, 9, "Blob; expected one of Circle, Ellipse"),
         ("encourage lessThan(1, 2)", "InvalidObjectiveNameError", 6, 13, "use ensure"),
     ],
 )
