@@ -23,7 +23,7 @@ cached for a year; errors are never stored.
 
 from __future__ import annotations
 
-import asyncio
+import base64
 import hashlib
 import logging
 from collections.abc import AsyncIterator
@@ -32,7 +32,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 from fastapi import FastAPI, Request
-from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
@@ -44,7 +43,7 @@ from adcore import LRU
 
 from .diagram_url import MAX_ENCODED_CHARS, UrlError, decode_trio
 from .examples import examples
-from .formats import MEDIA_TYPES, FormatError, convert
+from .formats import MEDIA_TYPES
 from .http_middleware import BodyBudget, BodyLimit, RequestContext
 from .live import live_router
 from .metrics import Metrics
@@ -148,7 +147,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     pictures: LRU[tuple[str, str], tuple[bytes, str]] = LRU(
         settings.result_cache_entries, settings.result_cache_bytes, weight=lambda item: len(item[0])
     )
-    converting = asyncio.Semaphore(max(1, settings.workers))  # PNG/PDF conversions at once
     pool = LayoutPool(
         settings.workers,
         settings.time_limit,
@@ -242,28 +240,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         else:
             # the goal list costs seconds for huge diagrams: only for JSON
             job = body.job(request_id, settings.time_limit, unsafeSvg=settings.unsafe_svg, goals=want_json)
-            try:
-                outcome = await pool.run(job, gone=request.is_disconnected)
-            except Overloaded as e:
-                metrics.rejections.labels(e.reason).inc()
-                return error_response(
-                    request, 503, "overloaded", f"{e}; retry", headers=retry_after(e.retry_after)
-                )
-            except ClientGone:
-                metrics.rejections.labels("client-gone").inc()
-                return Response(status_code=499)  # nginx's "client closed request": nobody reads it
-            except WorkerCrashed as e:
-                metrics.errors.labels("worker-crash").inc()
-                return error_response(
-                    request,
-                    503,
-                    "worker-crash",
-                    f"{e}; the server has restarted it, retry",
-                    headers=retry_after(1),
-                )
-            except WorkerStuck as e:
-                metrics.errors.labels("timeout").inc()
-                return error_response(request, 504, "timeout", str(e), status="timeout")
+            outcome = await on_worker(job, request)
+            if isinstance(outcome, Response):
+                return outcome
             if outcome["ok"]:
                 metrics.layout_seconds.observe(outcome["report"]["timings"]["total"] / 1e3)
                 if outcome["report"].get("cacheHit"):
@@ -281,13 +260,23 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         cache_control = IMMUTABLE if request.method == "GET" else REVALIDATE
         converted = pictures.get((key, answer))
         if converted is None:
-            try:
-                async with converting:  # each conversion holds up to MAX_PIXELS pixels in this process
-                    picture = await run_in_threadpool(convert, outcome["svg"], answer)
-            except FormatError as e:
-                return error_response(request, 422, "render", str(e))
+            if answer == "svg":  # the SVG itself is in the result cache
+                picture = outcome["svg"].encode("utf-8")
+            else:
+                job = {
+                    "requestId": request_id,
+                    "timeLimit": settings.time_limit,
+                    "convert": answer,
+                    "svg": outcome["svg"],
+                }
+                drawn = await on_worker(job, request)
+                if isinstance(drawn, Response):
+                    return drawn
+                if not drawn["ok"]:
+                    return failure_response(request, drawn)
+                picture = base64.b64decode(drawn["picture"])
             converted = (picture, f'"{hashlib.sha256(picture).hexdigest()[:40]}"')
-            if answer != "svg":  # the SVG itself is in the result cache
+            if answer != "svg":
                 pictures.put((key, answer), converted)
         picture, etag = converted
         headers = {
@@ -328,6 +317,31 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             raise RequestValidationError(e.errors()) from None
         request.scope.setdefault("state", {})["answer"] = fmt
         return await render_diagram(body, request)
+
+    async def on_worker(job: dict[str, Any], request: Request) -> dict[str, Any] | Response:
+        """A job's outcome from a layout worker, or the response that says why there is none."""
+        try:
+            return await pool.run(job, gone=request.is_disconnected)
+        except Overloaded as e:
+            metrics.rejections.labels(e.reason).inc()
+            return error_response(
+                request, 503, "overloaded", f"{e}; retry", headers=retry_after(e.retry_after)
+            )
+        except ClientGone:
+            metrics.rejections.labels("client-gone").inc()
+            return Response(status_code=499)  # nginx's "client closed request": nobody reads it
+        except WorkerCrashed as e:
+            metrics.errors.labels("worker-crash").inc()
+            return error_response(
+                request,
+                503,
+                "worker-crash",
+                f"{e}; the server has restarted it, retry",
+                headers=retry_after(1),
+            )
+        except WorkerStuck as e:
+            metrics.errors.labels("timeout").inc()
+            return error_response(request, 504, "timeout", str(e), status="timeout")
 
     def failure_response(request: Request, outcome: dict[str, Any], files: Files = ()) -> JSONResponse:
         kind = outcome["kind"]

@@ -10,12 +10,16 @@ sends is ever deserialized as Python objects, and the outcome is already in the 
     {"ok": False, "kind": "memory", "message": ...}   (past the worker's memory cap)
     {"ok": False, "kind": "internal", "message": ...}
 
+A conversion job (`{"convert": "png" | "pdf", "svg": ...}`) answers `{"ok": True, "picture": base64}`
+or a "render" / "memory" failure.
+
 A request never makes the server read a file or fetch a URL it names: an Image's href is embedded
 only from the images the request itself carries (``images``, data URIs by relative path).
 """
 
 from __future__ import annotations
 
+import base64
 import logging
 from typing import Any
 
@@ -57,8 +61,25 @@ def report_of(rendering: Any, goals: bool = True) -> dict[str, Any]:
 
 
 def run_layout(job: dict[str, Any]) -> dict[str, Any]:
-    """Render one request (already validated) and classify every way it can end."""
-    return layout_outcome(job)[0]
+    """Render one request (already validated) and classify every way it can end; a job with a
+    `convert` format turns its `svg` into that format instead (see `run_conversion`)."""
+    return run_conversion(job) if "convert" in job else layout_outcome(job)[0]
+
+
+def run_conversion(job: dict[str, Any]) -> dict[str, Any]:
+    """A laid-out SVG drawn as PNG or PDF, in a worker: a picture can take seconds and hundreds of
+    megabytes, which belong under a worker's time limit and memory cap, not in the server."""
+    from service.formats import FormatError, convert
+
+    try:
+        picture = convert(job["svg"], job["convert"])
+    except FormatError as e:
+        return {"ok": False, "kind": "render", "message": str(e)}
+    except MemoryError:
+        from service.pool import memory_outcome
+
+        return memory_outcome()
+    return {"ok": True, "picture": base64.b64encode(picture).decode("ascii")}
 
 
 def layout_outcome(

@@ -207,22 +207,33 @@ def test_a_served_url_longer_than_uvicorns_default_head_limit_is_still_a_clear_4
     assert info.value.code == 414 and "at most 8000" in json.loads(info.value.read())["message"]
 
 
-def test_a_repeated_png_answer_is_not_converted_again(client, monkeypatch):
-    import service.app
+def test_pictures_are_drawn_by_a_worker_once_per_answer(client, monkeypatch):
+    """PNG and PDF are drawn in a layout worker (under its time limit and memory cap), never in
+    the server, and a repeated answer is not drawn again."""
+    import service.formats
 
-    calls = []
-    monkeypatch.setattr(service.app, "convert", lambda svg, fmt: calls.append(fmt) or convert(svg, fmt))
+    pool = client.app.state.pool
+    jobs = []
+    run = pool.run
+
+    async def recording(job, gone=None):
+        jobs.append(job.get("convert", "layout"))
+        return await run(job, gone)
+
+    monkeypatch.setattr(pool, "run", recording)
+    monkeypatch.setattr(service.formats, "convert", lambda *a, **k: pytest.fail("converted in the server"))
     body = example_body("graph")
     first = client.post("/diagrams", json=body, headers={"accept": "image/png"})
     again = client.post("/diagrams", json=body, headers={"accept": "image/png"})
+    pdf = client.post("/diagrams", json=body, headers={"accept": "application/pdf"})
+    assert first.status_code == 200 and first.content.startswith(b"\x89PNG")
     assert first.content == again.content and first.headers["etag"] == again.headers["etag"]
-    assert calls == ["png"]
+    assert pdf.content.startswith(b"%PDF")
+    assert jobs == ["layout", "png", "pdf"]
 
 
 def test_a_picture_over_the_pixel_limit_is_refused_before_it_is_drawn(client, monkeypatch):
-    # 20,000 px square is 400 MP: resvg would hold 1.6 GB in the server's own process.
-    drawn = []
-    monkeypatch.setattr("resvg_py.svg_to_bytes", lambda **kw: drawn.append(kw) or b"")
+    # 20,000 px square is 400 MP: resvg would hold 1.6 GB.
     body = example_body("sets")
     body["style"] = re.sub(r"width = \d+", "width = 20000", body["style"])
     body["style"] = re.sub(r"height = \d+", "height = 20000", body["style"])
@@ -230,8 +241,13 @@ def test_a_picture_over_the_pixel_limit_is_refused_before_it_is_drawn(client, mo
         r = client.post("/diagrams", json=body, headers={"accept": accept})
         assert r.status_code == 422, r.text
         assert "400,000,000 pixels" in r.json()["message"]
+    svg = client.post("/diagrams", json=body)
+    assert svg.status_code == 200  # the SVG is still there
+    drawn = []
+    monkeypatch.setattr("resvg_py.svg_to_bytes", lambda **kw: drawn.append(kw) or b"")
+    with pytest.raises(FormatError, match="400,000,000 pixels"):
+        convert(svg.text, "png")
     assert drawn == []
-    assert client.post("/diagrams", json=body).status_code == 200  # the SVG is still there
     with pytest.raises(FormatError, match="positive"):
         convert('<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"/>', "png", scale=0)
 
