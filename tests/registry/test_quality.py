@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from registry.bench import main
-from registry.report import headline, pair_rows, variation_rates, verdict
+from registry.report import headline, pair_rows, variation_rates, variation_table, verdict
 
 from .test_bench import make_registry
 
@@ -62,9 +62,13 @@ def test_good_layout_rates_against_penroses_median() -> None:
     assert rate.bar == 1.0  # median of 1.0, 0.5, 30.0; good means at most 1.0 + max(1, 0.1)
     assert (rate.ours_good, rate.runs) == (2, 4)
     assert (rate.penrose_good, rate.penrose_runs) == (2, 4)
+    # Good for one only (t@3 has no Penrose energy to set beside ours): 1.5 <= 2 < 30; 5 > 2 >= 0.5.
+    assert (rate.ours_only, rate.penrose_only) == (("@2",), ("@1",))
+    assert variation_table([rate]).rows[0][-2:] == ["@2", "@1"]
     # Against the reference alone (Penrose did not run the variations here): its one energy is the bar.
     [rate] = variation_rates(ours, [ok("t", 3.0)])
     assert rate.bar == 3.0 and rate.ours_good == 3 and rate.penrose_good is None
+    assert rate.ours_only == rate.penrose_only == ()
 
 
 def test_bench_runs_variations_with_a_start_count(tmp_path: Path) -> None:
