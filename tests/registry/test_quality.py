@@ -94,6 +94,23 @@ def test_bench_runs_variations_with_a_start_count(tmp_path: Path) -> None:
     assert "g/alsofine" in worse and "g/fine " not in worse and "svg/g__alsofine.svg" in worse
 
 
+def test_bench_shows_the_penrose_svgs_of_an_earlier_run(tmp_path: Path) -> None:
+    registry = make_registry(tmp_path)
+    # An earlier --run-penrose run: our SVGs in svg/, Penrose's in penrose-svg/.
+    earlier = tmp_path / "earlier"
+    for folder in ("svg", "penrose-svg"):
+        (earlier / folder).mkdir(parents=True)
+        (earlier / folder / "g__alsofine.svg").write_text("<svg xmlns='http://www.w3.org/2000/svg'/>")
+    (earlier / "penrose-results.jsonl").write_text(json.dumps(ok("g/alsofine", -10.0)) + "\n")
+    out = tmp_path / "out"
+    argv = ["--registry", str(registry), "--out", str(out), "--only", "g/alsofine", "--no-progress",
+            "--penrose-results", str(earlier / "penrose-results.jsonl"),
+            "--task", "tests.registry.registry_fake_tasks:energetic"]  # fmt: skip
+    assert main(argv) == 0
+    worse = (out / "report.html").read_text().split("<h2>Worse than Penrose (1)</h2>")[1].split("<h2>")[0]
+    assert "earlier/penrose-svg/g__alsofine.svg" in worse and "earlier/svg/" not in worse
+
+
 def test_bench_rejects_a_zero_start_count(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     registry = make_registry(tmp_path)
     assert main(["--registry", str(registry), "--out", str(tmp_path / "o"), "--starts", "0"]) == 2
