@@ -9,7 +9,8 @@ repo root) and the Penrose results to ``penrose-reference/results.jsonl`` beside
 ``OUT/results.jsonl`` (one row per trio, as each finishes), ``OUT/svg/<key with / as __>.svg``,
 ``OUT/report.md`` and ``OUT/report.html``. With ``--run-penrose`` it also runs Penrose itself (npm
 ``@penrose/core`` in Node, see :mod:`registry.penrose_task`) on the same trios after ours, writes
-``OUT/penrose-results.jsonl`` and ``OUT/penrose-svg/``, and compares with those rows instead.
+``OUT/penrose-results.jsonl`` and ``OUT/penrose-svg/``, and compares with those rows instead;
+``--penrose-results OUT/penrose-results.jsonl`` compares with them again without rerunning Penrose.
 """
 
 from __future__ import annotations
@@ -164,6 +165,13 @@ def with_variations(entries: Sequence[Entry], n: int) -> list[Entry]:
     return out
 
 
+def penrose_svgs_beside(results: Path) -> Path:
+    """Penrose's SVGs beside its results: ``svg/`` in the reference folder, ``penrose-svg/`` beside an
+    earlier ``--run-penrose`` run's ``penrose-results.jsonl`` (its ``svg/`` holds our SVGs)."""
+    prefix = "penrose-" if results.name == "penrose-results.jsonl" else ""
+    return results.parent / f"{prefix}svg"
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m registry.bench", description=__doc__.split("\n")[0])
     p.add_argument("--registry", type=Path, help="registry folder (default: ../shared/penrose-registry)")
@@ -257,7 +265,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         progress=not args.no_progress,
     )  # fmt: skip
     penrose_rows = report.load_rows(penrose_file) if penrose_file else []
-    penrose_svg_dir = penrose_file.parent / "svg" if penrose_file else None
+    penrose_svg_dir = penrose_svgs_beside(penrose_file) if penrose_file else None
     if penrose_task is not None:
         penrose_rows = run_batch(
             entries, args.out, task=penrose_task, jobs=args.jobs, scheduler=args.scheduler,

@@ -10,7 +10,8 @@ optimizers minimize): ours is *worse* when it exceeds Penrose's by more than ``m
 Penrose's final constraint weight (:func:`compared_energies`). A run over several
 variations (keys ``{key}@{i}``, see ``registry.bench --variations``) also reports, per trio, how
 often each system reached a *good* layout: one not worse than Penrose's median layout over the
-variations by the same rule (the reference row when Penrose did not run them here).
+variations by the same rule (the reference row when Penrose did not run them here), and on which
+variations only one of the two did.
 
 The HTML inlines two charts drawn here as SVG: a log-log scatter of our total time against
 Penrose's, and a histogram of the ratios on a log scale (``report.md`` links the same charts as
@@ -143,10 +144,18 @@ class VariationRate:
     ours_good: int
     penrose_good: int | None  # None when Penrose did not run the variations here
     penrose_runs: int
+    # Variations (key suffixes, "" for the trio's own) good for one system only; empty unless Penrose
+    # ran them here: where to look for what made the two runs part.
+    ours_only: tuple[str, ...] = ()
+    penrose_only: tuple[str, ...] = ()
 
 
 def _has_energy(row: Row) -> bool:
     return row.get("status") == "ok" and row.get("energy") is not None
+
+
+def _variation_order(suffix: str) -> int:
+    return int(suffix[len(VARIATION_MARK) :]) if suffix else 0
 
 
 def variation_rates(ours: Sequence[Row], penrose: Sequence[Row]) -> list[VariationRate]:
@@ -168,7 +177,17 @@ def variation_rates(ours: Sequence[Row], penrose: Sequence[Row]) -> list[Variati
             return sum(verdict(r, median) != "worse" for r in rows if _has_energy(r))
 
         penrose_good = good(theirs) if ran_here else None
-        rates.append(VariationRate(key, len(mine), bar, good(mine), penrose_good, len(theirs)))
+        ours_only: tuple[str, ...] = ()
+        penrose_only: tuple[str, ...] = ()
+        if ran_here:
+            is_good = [{r["key"][len(key) :]: verdict(r, median) != "worse" for r in rows if _has_energy(r)}
+                       for rows in (mine, theirs)]  # fmt: skip
+            both = sorted(is_good[0].keys() & is_good[1].keys(), key=_variation_order)
+            ours_only = tuple(v for v in both if is_good[0][v] and not is_good[1][v])
+            penrose_only = tuple(v for v in both if is_good[1][v] and not is_good[0][v])
+        rates.append(
+            VariationRate(key, len(mine), bar, good(mine), penrose_good, len(theirs), ours_only, penrose_only)
+        )
     return rates
 
 
@@ -396,13 +415,18 @@ def variation_table(rates: Sequence[VariationRate]) -> Summary:
     def share(good: int | None, runs: int) -> str:
         return "–" if good is None else f"{good}/{runs}"
 
+    def which(suffixes: tuple[str, ...]) -> str:
+        return " ".join(s or "own" for s in suffixes) or "–"
+
     return Summary(
-        ["trio", "good-layout energy (Penrose's median)", "ours good", "Penrose good"],
+        ["trio", "good-layout energy (Penrose's median)", "ours good", "Penrose good", "good only for us",
+         "good only for Penrose"],
         [
-            [r.key, _fmt(r.bar), share(r.ours_good, r.runs), share(r.penrose_good, r.penrose_runs)]
+            [r.key, _fmt(r.bar), share(r.ours_good, r.runs), share(r.penrose_good, r.penrose_runs),
+             which(r.ours_only), which(r.penrose_only)]
             for r in rates
         ],
-    )
+    )  # fmt: skip
 
 
 def _status(row: Row) -> str:

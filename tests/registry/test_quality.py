@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from registry.bench import main
-from registry.report import headline, pair_rows, variation_rates, verdict
+from registry.report import headline, pair_rows, variation_rates, variation_table, verdict
 
 from .test_bench import make_registry
 
@@ -62,9 +62,13 @@ def test_good_layout_rates_against_penroses_median() -> None:
     assert rate.bar == 1.0  # median of 1.0, 0.5, 30.0; good means at most 1.0 + max(1, 0.1)
     assert (rate.ours_good, rate.runs) == (2, 4)
     assert (rate.penrose_good, rate.penrose_runs) == (2, 4)
+    # Good for one only (t@3 has no Penrose energy to set beside ours): 1.5 <= 2 < 30; 5 > 2 >= 0.5.
+    assert (rate.ours_only, rate.penrose_only) == (("@2",), ("@1",))
+    assert variation_table([rate]).rows[0][-2:] == ["@2", "@1"]
     # Against the reference alone (Penrose did not run the variations here): its one energy is the bar.
     [rate] = variation_rates(ours, [ok("t", 3.0)])
     assert rate.bar == 3.0 and rate.ours_good == 3 and rate.penrose_good is None
+    assert rate.ours_only == rate.penrose_only == ()
 
 
 def test_bench_runs_variations_with_a_start_count(tmp_path: Path) -> None:
@@ -88,6 +92,23 @@ def test_bench_runs_variations_with_a_start_count(tmp_path: Path) -> None:
     page = (out / "report.html").read_text()
     worse = page.split("<h2>Worse than Penrose (1)</h2>")[1].split("<h2>")[0]
     assert "g/alsofine" in worse and "g/fine " not in worse and "svg/g__alsofine.svg" in worse
+
+
+def test_bench_shows_the_penrose_svgs_of_an_earlier_run(tmp_path: Path) -> None:
+    registry = make_registry(tmp_path)
+    # An earlier --run-penrose run: our SVGs in svg/, Penrose's in penrose-svg/.
+    earlier = tmp_path / "earlier"
+    for folder in ("svg", "penrose-svg"):
+        (earlier / folder).mkdir(parents=True)
+        (earlier / folder / "g__alsofine.svg").write_text("<svg xmlns='http://www.w3.org/2000/svg'/>")
+    (earlier / "penrose-results.jsonl").write_text(json.dumps(ok("g/alsofine", -10.0)) + "\n")
+    out = tmp_path / "out"
+    argv = ["--registry", str(registry), "--out", str(out), "--only", "g/alsofine", "--no-progress",
+            "--penrose-results", str(earlier / "penrose-results.jsonl"),
+            "--task", "tests.registry.registry_fake_tasks:energetic"]  # fmt: skip
+    assert main(argv) == 0
+    worse = (out / "report.html").read_text().split("<h2>Worse than Penrose (1)</h2>")[1].split("<h2>")[0]
+    assert "earlier/penrose-svg/g__alsofine.svg" in worse and "earlier/svg/" not in worse
 
 
 def test_bench_rejects_a_zero_start_count(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
