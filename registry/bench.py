@@ -2,7 +2,7 @@
 
     python -m registry.bench --registry DIR --out OUT [--jobs N] [--scheduler ADDRESS]
                              [--only GLOB] [--timeout S] [--penrose-results FILE]
-                             [--run-penrose [--penrose-dir DIR]]
+                             [--run-penrose [--penrose-dir DIR] [--penrose-labels ours]]
 
 DIR defaults to ``../shared/penrose-registry`` (relative to the working directory, i.e. beside the
 repo root) and the Penrose results to ``penrose-reference/results.jsonl`` beside it. Writes
@@ -11,6 +11,7 @@ repo root) and the Penrose results to ``penrose-reference/results.jsonl`` beside
 ``@penrose/core`` in Node, see :mod:`registry.penrose_task`) on the same trios after ours, writes
 ``OUT/penrose-results.jsonl`` and ``OUT/penrose-svg/``, and compares with those rows instead;
 ``--penrose-results OUT/penrose-results.jsonl`` compares with them again without rerunning Penrose.
+``--penrose-labels ours`` gives that run our Text label sizes, so that both lay out the same boxes.
 """
 
 from __future__ import annotations
@@ -189,6 +190,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--penrose-results", type=Path, help="Penrose's results.jsonl to compare with")
     p.add_argument("--run-penrose", action="store_true", help="also run Penrose (Node) on the same trios")
     p.add_argument("--penrose-dir", type=Path, help="Node runner folder (default registry/penrose_runner)")
+    p.add_argument(
+        "--penrose-labels",
+        choices=("penrose", "ours"),
+        default="penrose",
+        help="with --run-penrose: Text label sizes Penrose measures itself, or ours (default penrose)",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--task", default="registry.runner:pipeline_task", help="task to run, module:function")
     p.add_argument(
@@ -255,7 +262,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         except penrose.PenroseSetupError as err:
             print(f"error: {err}", file=sys.stderr)
             return 2
-        penrose_task = functools.partial(penrose.penrose_task, runner_dir=Path(runner_dir).resolve())
+        penrose_task = functools.partial(
+            penrose.penrose_task, runner_dir=Path(runner_dir).resolve(), label_sizes=args.penrose_labels
+        )
     penrose_file = args.penrose_results
     if penrose_file is None:
         guess = Path(registry_dir).resolve().parent / "penrose-reference" / "results.jsonl"

@@ -7,6 +7,11 @@ process and wall-clock limit as ours): it sends the trio as JSON to ``node run.m
 A runner that overruns is killed (status ``timeout``); one that exits without a row, or prints
 something that is not a row, yields ``crash`` with its exit status and the tail of its output.
 
+With ``label_sizes="ours"`` the runner is also given our size of every Text label
+(:func:`our_text_sizes`), so Penrose lays out the same label boxes as we do: where the two
+measurements differ (a named font the reference machine lacked and drew with DejaVu Sans, as Menlo
+or Palatino), energies are then compared like with like. Equation labels stay Penrose's (MathJax).
+
 :func:`ensure_runner_installed` checks that ``node``/``npm`` exist and installs the runner's npm
 dependencies (``npm ci`` from the lockfile, else ``npm install``) when ``node_modules`` is missing.
 """
@@ -16,9 +21,9 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from service.trios import TrioSpec
 
@@ -27,6 +32,9 @@ RUNNER_DIR = Path(__file__).resolve().parent / "penrose_runner"
 RUNNER_SCRIPT = "run.mjs"
 PENROSE_PACKAGE = Path("node_modules") / "@penrose" / "core" / "package.json"
 _OUTPUT_TAIL = 2000
+LabelSizes = Literal["penrose", "ours"]
+# Penrose's toFontRule: these properties, space-separated in this order, then "/lineHeight" if set.
+_FONT_RULE_PROPS = ("fontStretch", "fontStyle", "fontVariant", "fontWeight", "fontSize", "fontFamily")
 
 
 class PenroseSetupError(RuntimeError):
@@ -44,6 +52,46 @@ def trio_payload(trio: TrioSpec) -> dict[str, Any]:
         "excludeWarnings": list(trio.exclude_warnings),
         "baseDir": str(trio.base_dir),
     }
+
+
+def penrose_font_rule(props: Mapping[str, Any]) -> str:
+    """The CSS font rule Penrose sets on its canvas to measure a Text shape with these properties."""
+    rule = " ".join(str(props.get(name, "")) for name in _FONT_RULE_PROPS)
+    line_height = str(props.get("lineHeight", ""))
+    return f"{rule}/{line_height}" if line_height else rule
+
+
+def _text_shapes(shapes: Iterable[Any]) -> Iterable[Any]:
+    for shape in shapes:
+        if shape.kind == "Text":
+            yield shape
+        elif shape.kind == "Group":
+            yield from _text_shapes(shape.props.get("shapes", ()))
+
+
+def our_text_sizes(trio: TrioSpec) -> list[dict[str, Any]] | None:
+    """Our size of every Text label of the trio, as the runner's ``textSizes``; None when our
+    pipeline cannot build the diagram (Penrose then measures as usual)."""
+    from energies.diagram_build import build_diagram
+    from energies.lang.errors import DiagramError
+
+    style = trio.style if isinstance(trio.style, str) else "\n".join(trio.style)
+    try:
+        diagram = build_diagram(
+            trio.domain, trio.substance, style, trio.variation, tuple(trio.exclude_warnings)
+        )
+    except DiagramError:
+        return None
+    sizes = {}
+    for shape in _text_shapes(diagram.shapes):
+        p = shape.props
+        font, text = penrose_font_rule(p), str(p["string"])
+        sizes[font, text] = {
+            "font": font,
+            "text": text,
+            **{k: float(p[k]) for k in ("width", "ascent", "descent")},
+        }
+    return list(sizes.values())
 
 
 def _tail(text: str) -> str:
@@ -100,12 +148,21 @@ def run_penrose_process(
     return parse_runner_output(done.stdout, done.stderr, done.returncode)
 
 
-def penrose_task(trio: TrioSpec, timeout: float | None, runner_dir: Path | str | None = None) -> Row:
-    """Harness task: one trio through Penrose in a fresh ``node`` process (bind ``runner_dir`` with
-    ``functools.partial`` to use another runner folder)."""
+def penrose_task(
+    trio: TrioSpec,
+    timeout: float | None,
+    runner_dir: Path | str | None = None,
+    label_sizes: LabelSizes = "penrose",
+) -> Row:
+    """Harness task: one trio through Penrose in a fresh ``node`` process (bind ``runner_dir`` or
+    ``label_sizes`` with ``functools.partial``: another runner folder, our Text label sizes)."""
     folder = Path(runner_dir) if runner_dir is not None else RUNNER_DIR
     node = shutil.which("node") or "node"
-    return run_penrose_process(trio_payload(trio), timeout, [node, str(folder / RUNNER_SCRIPT)], folder)
+    payload = trio_payload(trio)
+    sizes = our_text_sizes(trio) if label_sizes == "ours" else None
+    if sizes is not None:
+        payload["textSizes"] = sizes
+    return run_penrose_process(payload, timeout, [node, str(folder / RUNNER_SCRIPT)], folder)
 
 
 def ensure_runner_installed(runner_dir: Path = RUNNER_DIR, *, quiet: bool = False) -> None:

@@ -15,6 +15,10 @@
 // as the reference did (its Courier and Palatino labels have DejaVu Sans widths). When no font file
 // is found, a crude approximation (0.6 em per character, 0.75 em ascent, 0.25 em descent) is used
 // and counted in the row's `approximateTextMeasurements`.
+//
+// Given label sizes: a FontBook can be handed sizes measured elsewhere (penrose-py's, so that both
+// optimizers lay out the same labels), keyed by the exact font rule Penrose sets on the canvas and
+// the text; those answer first, unchanged, and are counted in `given`.
 
 import { readFileSync, existsSync } from "node:fs";
 import path from "node:path";
@@ -75,10 +79,20 @@ function familyClass(family) {
 }
 
 export class FontBook {
-  constructor(fontDirs) {
+  constructor(fontDirs, givenSizes = []) {
     this.fontDirs = fontDirs;
     this.cache = new Map();
     this.approximated = 0; // how many measurements had no font file
+    this.sizes = new Map(givenSizes.map((m) => [sizeKey(m.font, m.text), m]));
+    this.given = 0; // how many measurements came from `givenSizes`
+  }
+
+  /** Given {width, ascent, descent} for `text` under the canvas font rule `rule`, if any. */
+  givenSize(text, rule) {
+    const found = this.sizes.get(sizeKey(rule, text));
+    if (found === undefined) return undefined;
+    this.given += 1;
+    return metrics(0, found.width, found.ascent, found.descent);
   }
 
   font(spec) {
@@ -126,6 +140,8 @@ export class FontBook {
   }
 }
 
+const sizeKey = (rule, text) => `${rule}\u0000${text}`;
+
 // Browser convention: `left` is how far the ink reaches left of the origin (negative when it
 // starts to the right of it); Penrose adds the absolute values of left and right.
 function metrics(left, right, ascent, descent) {
@@ -153,7 +169,7 @@ export function installCanvasStandIn(window, book) {
         const parsed = parseFont(String(value));
         if (parsed) [spec, rule] = [parsed, String(value)];
       },
-      measureText: (text) => book.measure(String(text), spec),
+      measureText: (text) => book.givenSize(String(text), rule) ?? book.measure(String(text), spec),
     };
   };
 }

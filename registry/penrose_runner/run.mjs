@@ -2,8 +2,10 @@
 //
 //   node run.mjs [TRIO.json]        (the trio is read from standard input when no file is given)
 //
-// Input: {key?, domain, substance, style, variation, excludeWarnings?, baseDir?} with program texts;
-// images named by the Style resolve against baseDir (the trio file's folder).
+// Input: {key?, domain, substance, style, variation, excludeWarnings?, baseDir?, textSizes?} with
+// program texts; images named by the Style resolve against baseDir (the trio file's folder);
+// textSizes, [{font, text, width, ascent, descent}], are Text label sizes to use instead of measuring
+// (keyed by the canvas font rule Penrose sets; the row counts them in `givenTextSizes`).
 // Output: the last line of standard output is one JSON object with the fields of
 // ../../shared/penrose-reference/results.jsonl (status, compileMs, optimizeMs, optFirstGradMs,
 // nGradEvals, gradEvalWarmMs, renderMs, totalMs, sizes, optimizer state, energies, violations) and
@@ -27,7 +29,7 @@ const WARM_REPEATS = 11; // warm energy+gradient evaluations timed; their median
 const writeRow = (row) => process.stdout.write(`${JSON.stringify(row)}\n`);
 console.log = console.info = console.debug = console.warn = console.error;
 
-function installDom() {
+function installDom(textSizes) {
   const dom = new JSDOM("<!doctype html><html><head></head><body></body></html>", { pretendToBeVisual: true });
   const { window } = dom;
   for (const name of ["window", "document", "DOMParser", "XMLSerializer", "Node", "Element",
@@ -41,7 +43,7 @@ function installDom() {
     path.resolve(HERE, "..", "..", "energies", "fonts"), // the DejaVu fonts our own pipeline ships
     "/usr/share/fonts/truetype/dejavu",
   ].filter(Boolean);
-  const book = new FontBook(fontDirs);
+  const book = new FontBook(fontDirs, textSizes ?? []);
   installCanvasStandIn(window, book);
   return book;
 }
@@ -111,9 +113,9 @@ function describeFailure(penrose, error) {
 }
 
 async function main() {
-  const book = installDom();
-  const penrose = await import("@penrose/core"); // after the DOM exists: MathJax looks for it
   const trio = await readTrio();
+  const book = installDom(trio.textSizes);
+  const penrose = await import("@penrose/core"); // after the DOM exists: MathJax looks for it
   const row = { status: "ok", error: null, variation: trio.variation ?? "" };
   const program = {
     domain: trio.domain,
@@ -193,6 +195,7 @@ async function main() {
     nan: [energy, ...state.varyingValues, ...constraints].some((v) => !Number.isFinite(v)),
     svgBytes: Buffer.byteLength(svg, "utf8"),
     approximateTextMeasurements: book.approximated,
+    givenTextSizes: book.given,
     svg,
   });
   return row;

@@ -175,3 +175,40 @@ def test_a_whole_run_follows_penroses_optimizer(
     assert result.ep_rounds == ep_rounds
     assert result.stages[-1].weight == 1e3 * 10.0**ep_rounds
     assert result.evaluations < evaluations
+
+
+class StiffCap(CappedQuadratic):
+    """φ = (x - 200)² + λ max(x² - 100², 0)²: minimize (x - 200)² subject to x <= 100, through a
+    constraint whose penalty is quartic, so its curvature grows with the violation (offset's
+    elasticEnergy and signedArea constraints, c05p13's label constraints)."""
+
+    def energy_and_grad(self, x: np.ndarray, stage: int, weight: float) -> tuple[float, np.ndarray]:
+        c = max(x[0] ** 2 - 1e4, 0.0)
+        return (x[0] - 200) ** 2 + weight * c * c, np.array([2 * (x[0] - 200) + 4 * weight * c * x[0]])
+
+    def goal_values(self, x: np.ndarray) -> GoalValues:
+        return GoalValues(np.array([(x[0] - 200) ** 2]), np.array([x[0] ** 2 - 1e4]))
+
+
+@pytest.mark.parametrize(
+    ("x0", "x", "evaluations"),
+    [
+        # Penrose's own optimizer in Node (as above) on StiffCap: its final x, after EPround 2, and
+        # its number of evaluations.
+        (0.0, 99.96808288812987, 123),
+        (150.0, 99.98133105346344, 143),
+        (300.0, 99.9708547098665, 149),
+    ],
+)
+def test_a_stiff_penalty_ends_where_penroses_optimizer_ends(x0: float, x: float, evaluations: int) -> None:
+    # Why offset and c05p13 keep what their first round left. The first round ends at the constrained
+    # minimizer (x = 100 + 2.5e-6). At λ = 1e4 the raw-gradient first step fails all 11 Armijo trials
+    # and is taken anyway, unevaluated and uphill, to x ≈ 99.56; the pairs (s, y) then span the kink,
+    # whose curvature (8λx² ≈ 4e8) makes gᵀHg < 1e-2 with |g| = 200: the round stops inside, at
+    # 99.968. At λ = 1e5 the first step overshoots (φ = 1.7e7), the next steps back: 2 iterations, no
+    # move, and the exterior-point test (|Δx| < 1e-3) ends the run there.
+    result = optimize(StiffCap(), np.array([x0]), inner_solver="penrose")
+    assert result.x[0] == pytest.approx(x, abs=1e-12)
+    assert result.ep_rounds == 2 and result.evaluations < evaluations
+    rounds = result.stages[0]
+    assert rounds.status == "EPConverged" and 100 - result.x[0] > 0.01  # not the minimizer 100

@@ -3,6 +3,8 @@ Penrose in Node on registry trios checked against the reference results (when in
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import json
 import re
 import shutil
@@ -11,6 +13,7 @@ import textwrap
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from registry.bench import main
@@ -19,7 +22,9 @@ from registry.penrose_task import (
     RUNNER_DIR,
     PenroseSetupError,
     ensure_runner_installed,
+    our_text_sizes,
     parse_runner_output,
+    penrose_font_rule,
     penrose_task,
     run_penrose_process,
     trio_payload,
@@ -101,6 +106,35 @@ def test_parse_runner_output_distrusts_an_ok_row_from_a_failed_process() -> None
     assert parse_runner_output('["status"]', "", 0)["status"] == "crash"
 
 
+def test_font_rule_is_the_one_penrose_sets_on_its_canvas() -> None:
+    # Penrose's toFontRule: `${fontStretch} ${fontStyle} ${fontVariant} ${fontWeight} ${fontSize}
+    # ${fontFamily}`, then `/${lineHeight}` when lineHeight is not empty (its defaults are "").
+    unset = dict.fromkeys(("fontStretch", "fontStyle", "fontVariant", "fontWeight", "lineHeight"), "")
+    assert penrose_font_rule({**unset, "fontSize": "18px", "fontFamily": "Palatino"}) == "    18px Palatino"
+    props = {**unset, "fontWeight": "bold", "fontSize": "9px", "fontFamily": "Menlo", "lineHeight": "2"}
+    assert penrose_font_rule(props) == "   bold 9px Menlo/2"
+
+
+def test_our_text_sizes_are_keyed_by_penroses_font_rule() -> None:
+    # Menlo's advance is 1233/2048 em for every character (as DejaVu Sans Mono's, from which it was
+    # derived): "abc" at 9 px is 3 * 9 * 1233 / 2048 wide, the size a viewer with Menlo draws.
+    style = """
+    canvas { width = 200
+    height = 100 }
+    forall Set x {
+      x.t = Text { string: "abc"  fontFamily: "Menlo"  fontSize: "9px" }
+      x.g = Group { shapes: [x.t] }
+    }
+    """
+    trio = TrioSpec("k/menlo", None, "type Set", "Set A\nSet B", style, "v", (), Path("."))
+    sizes = our_text_sizes(trio)
+    assert sizes is not None and len(sizes) == 1  # two labels of one text and font: one size
+    (size,) = sizes
+    assert size["font"] == "    9px Menlo" and size["text"] == "abc"
+    assert size["width"] == 3 * 9 * 1233 / 2048 and size["ascent"] > 0
+    assert our_text_sizes(dataclasses.replace(trio, substance="Set A\nSet A")) is None  # no diagram
+
+
 def test_missing_node_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))  # no node, no npm
     with pytest.raises(PenroseSetupError, match="node and npm not found"):
@@ -149,6 +183,25 @@ def test_real_penrose_matches_the_reference_run(key: str) -> None:
     assert titles(row["svg"]) == titles((REFERENCE / "svg" / svg_name(key)).read_text())
     assert row["nGradEvals"] > 0 and 0 < row["optFirstGradMs"] <= row["optimizeMs"]
     assert row["totalMs"] == pytest.approx(row["compileMs"] + row["optimizeMs"] + row["renderMs"])
+
+
+@needs_penrose
+def test_penrose_given_our_label_sizes_starts_from_our_energy() -> None:
+    # catmull-rom's code box holds Menlo text: the runner, as the reference machine, measures it as
+    # DejaVu Sans, we as a monospace. Given our sizes, Penrose's own energy of its initial state
+    # (same seed, same draws) is ours; measured its way, the box is narrower and the energy lower.
+    from energies.compile import compile_problem
+    from energies.diagram_build import build_diagram
+
+    (trio,) = load_registry(REGISTRY, "curve-examples/catmull-rom/catmull-rom")
+    diagram = build_diagram(trio.domain, trio.substance, trio.style, trio.variation, trio.exclude_warnings)
+    ours = compile_problem(diagram).energy_and_grad(np.array(diagram.unknowns.x0), 0, 1e3)[0]
+    measured = run_isolated(penrose_task, trio, timeout=120)
+    given = run_isolated(functools.partial(penrose_task, label_sizes="ours"), trio, timeout=120)
+    assert measured["status"] == given["status"] == "ok", (measured["error"], given["error"])
+    assert measured["givenTextSizes"] == 0 and given["givenTextSizes"] > 0
+    assert measured["energyInitial"] < 0.6 * ours
+    assert given["energyInitial"] == pytest.approx(ours, rel=1e-12)
 
 
 @needs_penrose
