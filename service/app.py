@@ -241,7 +241,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             metrics.cache_hits.labels("result").inc()
         else:
             # the goal list costs seconds for huge diagrams: only for JSON
-            job = body.job(request_id, settings.time_limit, unsafeSvg=settings.unsafe_svg, goals=want_json)
+            processes = min(body.startProcesses or settings.start_processes, settings.start_processes)
+            job = body.job(
+                request_id,
+                settings.time_limit,
+                unsafeSvg=settings.unsafe_svg,
+                goals=want_json,
+                startProcesses=processes,
+            )
             try:
                 outcome = await pool.run(job, gone=request.is_disconnected)
             except Overloaded as e:
