@@ -1,4 +1,4 @@
-"""A portfolio's starts run in forked processes, with exactly the sequential result.
+"""A portfolio's starts run in forked worker processes, with exactly the sequential result.
 
     with ParallelStarts(problem, starts, processes=2) as pool:
         result = optimize_portfolio(problem, starts, settings=..., run_many=pool.runner)
@@ -6,23 +6,23 @@
 ``pool.runner(k)`` stands in for ``optimize`` on start k: it returns what ``optimize(problem,
 starts[k], **options)`` would return in this process, bit for bit, so the portfolio's rules, applied
 to the starts in order as before, choose the same layout whatever the number of processes. Start 0
-runs here; when start k >= 1 is asked for, the next starts are begun speculatively in children
-(``processes`` busy at once, this process counting while it runs a start itself) with k's options.
-Those options bound the later ones (a later start's iteration cap is what is left of a budget that
-only shrinks, and its deadline is the same clock time), so a child's layout stands when it finished
-in fewer iterations than the cap its start is finally given; otherwise that start runs again here.
-A child that fails in any way (an exception, a non-finite energy, death by a signal or the memory
-cap) also has its start run here, so every failure is the sequential one. Children still running
-when the portfolio stops are killed: their starts were never asked for.
+runs here. When start 1 is asked for, ``processes`` workers are forked (this process only waits);
+each runs the next start not yet sent, in order, speculatively, with the options of the start
+asked for last. Those options bound the later ones (a later start's iteration cap is what is left
+of a budget that only shrinks, and its deadline is the same clock time), so a worker's layout
+stands when it finished in fewer iterations than the cap its start is finally given; otherwise that
+start runs again here. A worker that fails in any way (an exception, a non-finite energy, death by
+a signal or the memory cap) also has its start run here, so every failure is the sequential one.
+Starts still running when the portfolio stops are killed with their workers: never asked for.
 
 Why fork: a compiled problem (a wasmtime store with its tables in linear memory, Python closures)
 cannot be sent to another process, and compiling it again costs more than a typical start. A forked
-child inherits it; a start costs 10-40 ms more in a child (fork, copy-on-write faults, the result
-back through a pipe; ``benchmarks/parallel_starts.py``). Below ``MIN_EVALUATIONS`` evaluations of
-start 0 (a few tens of milliseconds) that overhead is most of the work, and the starts stay here;
-the decision reads a count, never a clock, though either way the layout is the same.
+worker inherits it; the fork and the copy-on-write faults that follow cost a worker 25-50 ms, once
+per portfolio (``benchmarks/parallel_starts.py``). Below ``MIN_EVALUATIONS`` evaluations of start 0
+(a few tens of milliseconds) that is most of the work, and the starts stay here; the decision reads
+a count, never a clock, though either way the layout is the same.
 
-Children never compile (the blame of a non-finite energy would: that start runs here instead), die
+Workers never compile (the blame of a non-finite energy would: that start runs here instead), die
 with this process (``PR_SET_PDEATHSIG``), keep its memory cap (``RLIMIT_DATA`` is inherited), are
 killed ``GRACE`` seconds after their start's deadline, and are reaped (no zombies) on every way out
 of the ``with`` block, errors and cancellation included.
@@ -39,6 +39,7 @@ import os
 import pickle
 import select
 import signal
+import struct
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -82,25 +83,31 @@ class _NoCompile:
 
 
 @dataclass
-class _Child:
-    start: int
+class _Worker:
+    """A forked child that runs the starts it is sent, one at a time, until its pipe closes."""
+
     pid: int
-    fd: int
-    cap: int  # the iteration cap it runs under
-    chunks: list[bytes] = field(default_factory=list)
-    eof: bool = False
+    commands: int  # the pipe it reads (start, cap, deadline) from
+    results: int  # the pipe it answers on: a length, then the pickled result (length 0: failed)
+    start: int | None = None  # the start it is running or has answered
+    cap: int = 0  # that start's iteration cap
+    received: bytearray = field(default_factory=bytearray)
+
+
+_COMMAND = struct.Struct("<iqd")  # start, iteration cap, deadline (perf_counter seconds, inf: none)
+_LENGTH = struct.Struct("<Q")
 
 
 @dataclass
 class PoolStats:
-    forked: int = 0  # children begun
-    used: int = 0  # whose layout was taken
-    rerun: int = 0  # whose start ran again here (failed, killed, or cut by a smaller cap)
-    discarded: int = 0  # killed when the portfolio stopped before asking for their start
+    forked: int = 0  # worker processes begun
+    used: int = 0  # starts whose layout came from a worker
+    rerun: int = 0  # starts run here after all (a worker failed, died, overran, or had a larger cap)
+    discarded: int = 0  # starts still in workers when the portfolio stopped (never asked for)
 
 
 class ParallelStarts:
-    """Speculative children for a portfolio's starts (module docstring); use as a context manager."""
+    """Speculative workers for a portfolio's starts (module docstring); use as a context manager."""
 
     def __init__(
         self,
@@ -115,7 +122,8 @@ class ParallelStarts:
         self.processes = processes if hasattr(os, "fork") else 1
         self.min_evaluations = min_evaluations
         self.parallel = self.processes > 1 and len(starts) > 1  # settled by start 0's evaluations
-        self.children: dict[int, _Child] = {}
+        self.workers: list[_Worker] = []
+        self.next = 1  # the first start not yet sent to a worker
         self.stats = PoolStats()
 
     def __enter__(self) -> ParallelStarts:
@@ -127,10 +135,11 @@ class ParallelStarts:
         self.close()
 
     def close(self) -> None:
-        """Kill and reap every child still alive."""
-        for k in list(self.children):
-            self._end(self.children.pop(k))
-            self.stats.discarded += 1
+        """Kill and reap every worker."""
+        while self.workers:
+            w = self.workers.pop()
+            self.stats.discarded += w.start is not None
+            _end(w)
 
     def runner(self, k: int) -> Callable[..., OptimizeResult]:
         return functools.partial(self._run, k)
@@ -152,14 +161,20 @@ class ParallelStarts:
                 self.parallel = self.parallel and r.evaluations >= self.min_evaluations
             return r
         end = time.perf_counter() + time_limit if time_limit is not None else math.inf
-        child = self.children.pop(k, None)
-        # Busy at once: this process and processes - 1 children, or processes children while it waits.
-        self._launch(k + 1, self.processes - (child is None), max_iters, end)
-        if child is None:
+        if not self.workers and self.next == 1:
+            for _ in range(min(self.processes, len(self.starts) - 1)):
+                self.workers.append(self._fork())
+        self.next = max(self.next, k)
+        self._dispatch(max_iters, end)
+        worker = next((w for w in self.workers if w.start == k), None)
+        if worker is None:  # its worker died before it was sent, or none is left: run it here
+            self.stats.rerun += 1
             return self.run(problem, x0, **options)
-        r = self._collect(child, end)
+        cap = worker.cap
+        r = self._collect(worker, end)
+        self._dispatch(max_iters, end)  # the worker that answered takes the next start
         capped = r is not None and (r.status == "MaxIterations" or r.iterations >= max_iters)
-        if r is None or (capped and child.cap != max_iters):
+        if r is None or (capped and cap != max_iters):
             # Failed, or not provably what the smaller cap gives: the sequential run decides.
             self.stats.rerun += 1
             if time_limit is not None:
@@ -168,67 +183,94 @@ class ParallelStarts:
         self.stats.used += 1
         return r
 
-    # -- children ------------------------------------------------------------------------------------
-    def _launch(self, first: int, busy: int, cap: int, end: float) -> None:
-        for j in range(first, len(self.starts)):
-            if len(self.children) >= busy:
-                return
-            if j not in self.children:
-                self.children[j] = self._fork(j, cap, end)
+    # -- workers -------------------------------------------------------------------------------------
+    def _dispatch(self, cap: int, end: float) -> None:
+        """Send the next starts, in order, to idle workers (with the options of the start asked for)."""
+        for w in list(self.workers):
+            if w.start is None and self.next < len(self.starts):
+                w.start, w.cap, self.next = self.next, cap, self.next + 1
+                try:
+                    os.write(w.commands, _COMMAND.pack(w.start, cap, end))
+                except BrokenPipeError:  # it died while idle: its start will run here
+                    self._drop(w)
 
-    def _fork(self, k: int, cap: int, end: float) -> _Child:
-        read, write = os.pipe()
+    def _drop(self, w: _Worker) -> None:
+        self.workers.remove(w)
+        _end(w)
+
+    def _fork(self) -> _Worker:
+        commands, command_end = os.pipe()
+        result_end, results = os.pipe()
         parent = os.getpid()
         sys.stdout.flush(), sys.stderr.flush()  # nothing buffered is written twice
         pid = os.fork()
         if pid == 0:  # the child: never returns
-            os.close(read)
-            self._child(k, cap, end, write, parent)
-        os.close(write)
+            try:
+                os.close(command_end), os.close(result_end)
+                for w in self.workers:  # siblings' pipes: only the parent may hold them
+                    os.close(w.commands), os.close(w.results)
+                self._serve(commands, results, parent)
+            finally:
+                os._exit(0)
+        os.close(commands), os.close(results)
         self.stats.forked += 1
-        return _Child(k, pid, read, cap)
+        return _Worker(pid, command_end, result_end)
 
-    def _child(self, k: int, cap: int, end: float, write: int, parent: int) -> None:
-        try:
-            gc.freeze()  # the inherited heap is never scanned, so its pages stay shared
-            _die_with(parent)
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                signal.signal(sig, signal.SIG_DFL)
+    def _serve(self, commands: int, results: int, parent: int) -> None:
+        gc.freeze()  # the inherited heap is never scanned, so its pages stay shared
+        _die_with(parent)
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, signal.SIG_DFL)
+        problem = _NoCompile(self.problem)
+        while (command := _read_exactly(commands, _COMMAND.size)) is not None:
+            k, cap, end = _COMMAND.unpack(command)
             try:
                 limit = None if end == math.inf else end - time.perf_counter()
-                r = self.run(_NoCompile(self.problem), self.starts[k], max_iters=cap, time_limit=limit)
+                r = self.run(problem, self.starts[k], max_iters=cap, time_limit=limit)
                 payload = pickle.dumps(_plain(r), protocol=pickle.HIGHEST_PROTOCOL)
             except BaseException:  # noqa: BLE001 - any failure is the parent's to reproduce
                 payload = b""
-            view = memoryview(payload)
+            view = memoryview(_LENGTH.pack(len(payload)) + payload)
             while view:
-                view = view[os.write(write, view) :]
-        finally:
-            os._exit(0)
+                view = view[os.write(results, view) :]
 
-    def _collect(self, child: _Child, end: float) -> OptimizeResult | None:
-        """The child's layout, or None if it failed or was killed at the deadline."""
-        kill_at = end + GRACE
-        while not child.eof:
+    def _collect(self, w: _Worker, end: float) -> OptimizeResult | None:
+        """The worker's answer for its start, or None if it failed; a worker that died or overran
+        the deadline (by GRACE) is killed and dropped."""
+        kill_at, need = end + GRACE, _LENGTH.size
+        while len(w.received) < need:
             wait = kill_at - time.perf_counter()
-            if wait <= 0:
-                break
-            ready, _, _ = select.select([child.fd], [], [], min(wait, 3600.0))
-            if ready:
-                chunk = os.read(child.fd, 1 << 20)
-                child.chunks.append(chunk)
-                child.eof = not chunk
-        self._end(child)
-        data = b"".join(child.chunks)
-        if not child.eof or not data:
-            return None
-        return _restore(pickle.loads(data), self.problem)
+            if wait > 0 and not select.select([w.results], [], [], min(wait, 60.0))[0]:
+                continue
+            chunk = os.read(w.results, 1 << 20) if wait > 0 else b""
+            if not chunk:  # the worker died, or overran its deadline
+                self._drop(w)
+                return None
+            w.received += chunk
+            if need == _LENGTH.size and len(w.received) >= need:
+                need += _LENGTH.unpack_from(w.received)[0]
+        data = bytes(w.received[_LENGTH.size : need])
+        del w.received[:need]
+        w.start = None
+        return _restore(pickle.loads(data), self.problem) if data else None
 
-    def _end(self, child: _Child) -> None:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(child.pid, signal.SIGKILL)
-        os.waitpid(child.pid, 0)
-        os.close(child.fd)
+
+def _read_exactly(fd: int, n: int) -> bytes | None:
+    """`n` bytes from a pipe, or None at its end."""
+    data = b""
+    while len(data) < n:
+        chunk = os.read(fd, n - len(data))
+        if not chunk:
+            return None
+        data += chunk
+    return data
+
+
+def _end(w: _Worker) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(w.pid, signal.SIGKILL)
+    os.waitpid(w.pid, 0)
+    os.close(w.commands), os.close(w.results)
 
 
 def _die_with(parent: int) -> None:
