@@ -64,6 +64,17 @@ def available_cores() -> int:
         return os.cpu_count() or 1
 
 
+def free_cores() -> int:
+    """The cores not busy with other work: this process's, less the 1-minute load average (which
+    counts this process too), at least 1. On a busy machine workers would only queue for a core."""
+    cores = available_cores()
+    try:
+        load = os.getloadavg()[0]
+    except OSError:
+        return cores
+    return max(1, min(cores, int(cores + 1 - load)))
+
+
 class _RunHere(Exception):  # noqa: N818 - a signal to the parent, not an error
     """Raised in a child where only the parent may go on (compiling code after a fork)."""
 

@@ -127,7 +127,7 @@ def check_output_format(args: argparse.Namespace, parser: argparse.ArgumentParse
 
 def cmd_render(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from energies.lang.errors import DiagramError
-    from energies.parallel_starts import available_cores
+    from energies.parallel_starts import free_cores
 
     from .formats import FormatError
     from .layout_job import report_of
@@ -168,7 +168,7 @@ def cmd_render(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
             resolve_image=trio_image_resolver(trio.base_dir, *trio.style_dirs),
             on_progress=progress_printer(sys.stderr) if tty else None,
             portfolio=portfolio_settings(
-                args.starts, args.start_seconds, args.start_processes or available_cores()
+                args.starts, args.start_seconds, args.start_processes or free_cores()
             ),
             safe_svg=not args.unsafe,
         )
@@ -342,7 +342,7 @@ def build_parser() -> argparse.ArgumentParser:
     render.add_argument(
         "--start-processes",
         type=positive_int,
-        help="processes the starts may use at once (default: this machine's cores; the layout is the"
+        help="processes the starts may use at once (default: the machine's idle cores; the layout is the"
         " same with any number)",
     )
     render.add_argument(
