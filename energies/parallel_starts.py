@@ -22,10 +22,13 @@ per portfolio (``benchmarks/parallel_starts.py``). Below ``MIN_EVALUATIONS`` eva
 (a few tens of milliseconds) that is most of the work, and the starts stay here; the decision reads
 a count, never a clock, though either way the layout is the same.
 
-Workers never compile (the blame of a non-finite energy would: that start runs here instead), die
-with this process (``PR_SET_PDEATHSIG``), keep its memory cap (``RLIMIT_DATA`` is inherited), are
-killed ``GRACE`` seconds after their start's deadline, and are reaped (no zombies) on every way out
-of the ``with`` block, errors and cancellation included.
+Workers are forked once the energy runs optimized code: a large module starts on baseline code
+while a thread compiles the optimized one, and a forked worker, without that thread, would stay on
+the slower code; until then starts run here. Workers never compile (the blame of a non-finite
+energy would: that start runs here instead), die with this process (``PR_SET_PDEATHSIG``), keep its
+memory cap (``RLIMIT_DATA`` is inherited), are killed ``GRACE`` seconds after their start's
+deadline, and are reaped (no zombies) on every way out of the ``with`` block, errors and
+cancellation included.
 """
 
 from __future__ import annotations
@@ -172,8 +175,11 @@ class ParallelStarts:
                 self.parallel = self.parallel and r.evaluations >= self.min_evaluations
             return r
         end = time.perf_counter() + time_limit if time_limit is not None else math.inf
-        if not self.workers and self.next == 1:
-            for _ in range(min(self.processes, len(self.starts) - 1)):
+        if self.next == 1 and not self.workers:
+            if getattr(problem, "tier", "optimized") != "optimized":
+                # A worker could not tier up (the compile runs in a thread it lacks): run here for now.
+                return self.run(problem, x0, **options)
+            for _ in range(min(self.processes, len(self.starts) - k)):
                 self.workers.append(self._fork())
         self.next = max(self.next, k)
         self._dispatch(max_iters, end)

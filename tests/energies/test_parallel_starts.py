@@ -199,3 +199,21 @@ def test_small_layouts_stay_in_this_process() -> None:
         with ParallelStarts(problem, STARTS, 2, min_evaluations=threshold) as pool:
             optimize_portfolio(problem, STARTS, settings=SETTINGS, run_many=pool.runner)
         assert (pool.stats.forked > 0) is forks
+
+
+def test_workers_wait_for_the_optimized_code() -> None:
+    # A tiered energy starts on baseline code while a thread compiles the optimized one; a forked
+    # worker lacks that thread, so workers are forked once the energy has tiered up.
+    problem = Wells()
+    problem.tier = "baseline"  # type: ignore[attr-defined]
+
+    def run(p: Any, x0: np.ndarray, **options: Any) -> OptimizeResult:
+        r = optimize(p, x0, **options)
+        if x0 is STARTS[2]:
+            problem.tier = "optimized"  # type: ignore[attr-defined]
+        return r
+
+    sequential = optimize_portfolio(Wells(), STARTS, settings=SETTINGS)
+    result, pool = portfolio(problem, 2, run)
+    assert_same(result, sequential)
+    assert pool.stats.forked == 2 and pool.stats.used == len(result.starts) - 3  # 1 and 2 ran here
