@@ -8,13 +8,16 @@ with ``--processes`` (energies.parallel_starts), ``--rounds`` times each; every 
 checked against the sequential one (the same layout, bit for bit). Printed per trio: start 0's
 evaluations, the starts run, both wall-time ranges, the ratio of medians, the workers forked and
 what became of the starts sent to them (used / run here after all / discarded); then a worker's
-overhead: start 1 run in a fresh worker, then again in the same worker, minus the same start here.
+overhead: start 1 run in a fresh worker, then again in the same worker, minus the same start here;
+the ratio of CPU seconds (this process and its workers) and the load average when the trio began.
 On a shared machine, compare ratios measured in the same sitting, never absolute times.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import resource
 import statistics
 import time
 import warnings
@@ -58,8 +61,17 @@ def problem_of(key: str) -> tuple[object, list]:
     return problem, portfolio_starts(diagram.unknowns, trio.variation, PortfolioSettings().starts)
 
 
-def timed(problem: object, starts: list, processes: int) -> tuple[float, PortfolioResult, ParallelStarts]:
-    began = time.perf_counter()
+def cpu_seconds() -> float:
+    """CPU time of this process and of its reaped children (the workers)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def timed(
+    problem: object, starts: list, processes: int
+) -> tuple[float, float, PortfolioResult, ParallelStarts]:
+    """Wall and CPU seconds of one portfolio."""
+    began, cpu = time.perf_counter(), cpu_seconds()
     with ParallelStarts(problem, starts, processes) as pool:  # type: ignore[arg-type]
         result = optimize_portfolio(
             problem,  # type: ignore[arg-type]
@@ -67,7 +79,7 @@ def timed(problem: object, starts: list, processes: int) -> tuple[float, Portfol
             time_limit=600.0,
             run_many=pool.runner if pool.parallel else None,
         )
-    return time.perf_counter() - began, result, pool
+    return time.perf_counter() - began, cpu_seconds() - cpu, result, pool
 
 
 def same(a: PortfolioResult, b: PortfolioResult) -> bool:
@@ -110,26 +122,31 @@ def main() -> None:
     print(
         "trio | start 0 evals | starts | 1 process s | parallel s | ratio"
         " | workers (starts used/here/discarded) | worker overhead ms: first start / next"
+        " | CPU ratio | load"
     )
     for key in args.keys:
         problem, starts = problem_of(key)
-        ones, manys = [], []
+        ones, manys, cpu_ones, cpu_manys = [], [], [], []
         stats = None
+        load = os.getloadavg()[0]
         for _ in range(args.rounds):
-            t1, r1, _ = timed(problem, starts, 1)
-            tp, rp, pool = timed(problem, starts, args.processes)
+            t1, c1, r1, _ = timed(problem, starts, 1)
+            tp, cp, rp, pool = timed(problem, starts, args.processes)
             assert same(r1, rp), f"{key}: the parallel layout differs"
             ones.append(t1)
             manys.append(tp)
+            cpu_ones.append(c1)
+            cpu_manys.append(cp)
             stats = pool.stats
         assert stats is not None
         ratio = statistics.median(manys) / statistics.median(ones)
+        cpu_ratio = statistics.median(cpu_manys) / statistics.median(cpu_ones)
         fresh, again = worker_overhead(problem, starts)
         print(
             f"{key} | {r1.starts[0].evaluations} | {len(r1.starts)} | {min(ones):.3f}-{max(ones):.3f}"
             f" | {min(manys):.3f}-{max(manys):.3f} | {ratio:.2f}"
             f" | {stats.forked} ({stats.used}/{stats.rerun}/{stats.discarded})"
-            f" | {fresh * 1e3:.0f} / {again * 1e3:.0f}",
+            f" | {fresh * 1e3:.0f} / {again * 1e3:.0f} | {cpu_ratio:.2f} | {load:.1f}",
             flush=True,
         )
 
