@@ -219,6 +219,7 @@ class ParallelStarts:
         commands, command_end = os.pipe()
         result_end, results = os.pipe()
         parent = os.getpid()
+        _prctl()
         sys.stdout.flush(), sys.stderr.flush()  # nothing buffered is written twice
         pid = os.fork()
         if pid == 0:  # the child: never returns
@@ -290,14 +291,22 @@ def _end(w: _Worker) -> None:
     os.close(w.commands), os.close(w.results)
 
 
+@functools.cache
+def _prctl() -> Callable[..., int] | None:
+    """libc's prctl, looked up before any fork (a child must not load libraries: another thread
+    may have held the loader's lock at the fork); None where there is none (not Linux)."""
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl  # type: ignore[no-any-return]
+    except (OSError, AttributeError):
+        return None
+
+
 def _die_with(parent: int) -> None:
     """Have the kernel kill this child when its parent dies (Linux; elsewhere the parent's
     ``close`` is the only guard)."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-    except (OSError, AttributeError):
-        return
+    prctl = _prctl()
+    if prctl is not None:
+        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
     if os.getppid() != parent:  # the parent died before the request took effect
         os._exit(1)
 

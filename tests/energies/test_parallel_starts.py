@@ -217,3 +217,43 @@ def test_workers_wait_for_the_optimized_code() -> None:
     result, pool = portfolio(problem, 2, run)
     assert_same(result, sequential)
     assert pool.stats.forked == 2 and pool.stats.used == len(result.starts) - 3  # 1 and 2 ran here
+
+
+ORPHAN_SCRIPT = """
+import os, signal, sys, time
+from pathlib import Path
+sys.path.insert(0, {tests!r})
+from test_parallel_starts import STARTS, Wells, portfolio, optimize
+
+folder, parent = Path({folder!r}), os.getpid()
+
+def run(problem, x0, **options):
+    if os.getpid() != parent:
+        (folder / str(os.getpid())).touch()
+        time.sleep(60)
+    return optimize(problem, x0, **options)
+
+def die(*_):
+    while len(list(folder.iterdir())) < 2:
+        time.sleep(0.01)
+    os.kill(parent, signal.SIGKILL)  # no cleanup of any kind can run
+
+signal.signal(signal.SIGALRM, die)
+signal.setitimer(signal.ITIMER_REAL, 0.05)
+portfolio(Wells(), 2, run)
+"""
+
+
+def test_workers_die_with_a_killed_parent(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    script = ORPHAN_SCRIPT.format(tests=str(Path(__file__).parent), folder=str(tmp_path))
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == -signal.SIGKILL, done.stderr
+    pids = pids_written(tmp_path)
+    assert len(pids) == 2
+    deadline = time.monotonic() + 10
+    while not all(gone(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert all(gone(pid) for pid in pids)  # killed by the kernel, then reaped by init
