@@ -233,10 +233,11 @@ def run(problem, x0, **options):
         time.sleep(60)
     return optimize(problem, x0, **options)
 
-def die(*_):
-    while len(list(folder.iterdir())) < 2:
-        time.sleep(0.01)
-    os.kill(parent, signal.SIGKILL)  # no cleanup of any kind can run
+def die(*_):  # once both workers run their starts (the check must not block the forks)
+    if len(list(folder.iterdir())) < 2:
+        signal.setitimer(signal.ITIMER_REAL, 0.01)
+    else:
+        os.kill(parent, signal.SIGKILL)  # no cleanup of any kind can run
 
 signal.signal(signal.SIGALRM, die)
 signal.setitimer(signal.ITIMER_REAL, 0.05)
