@@ -10,8 +10,10 @@ state, so ``starts=1`` is exactly Penrose's single run; start k >= 1 draws every
 (positions and sizes; colors stay) again from its sampling range with a generator seeded from the
 variation and k, so the same variation always gives the same starts and the same layout.
 
-All starts share one compiled energy and run one after another in this process (a service already
-keeps its cores busy with one request per worker). The best layout is the one with the fewest
+All starts share one compiled energy. The rules below take them one after another; with
+``processes`` > 1 later starts are computed ahead in forked processes (energies.parallel_starts),
+which changes the time, never the layout (a service keeps 1: its workers already keep the cores
+busy). The best layout is the one with the fewest
 violated constraints, then the lowest final energy; ties go to the earlier start.
 
 What bounds the work, all deterministic unless a time budget cuts in:
@@ -55,6 +57,7 @@ class PortfolioSettings:
     starts: int = DEFAULT_STARTS
     max_evaluations: int = DEFAULT_MAX_EVALUATIONS
     seconds: float | None = None  # extra starts only; start 0 is bounded by the time limit alone
+    processes: int = 1  # run starts in this many processes at once (energies.parallel_starts); same layout
 
 
 @dataclass(frozen=True)
@@ -99,11 +102,13 @@ def optimize_portfolio(
     time_limit: float | None = None,
     on_progress: Callable[[Progress], None] | None = None,
     run: Callable[..., OptimizeResult] = optimize,
+    run_many: Callable[[int], Callable[..., OptimizeResult]] | None = None,
 ) -> PortfolioResult:
     """Optimize from ``starts[0]``, then from further starts while the bounds allow (module docstring).
 
     A failure of start 0 (non-finite energy, time limit) propagates as from ``optimize``; a later
-    start whose energy becomes non-finite is skipped."""
+    start whose energy becomes non-finite is skipped. ``run_many(k)``, if given, runs start k in
+    ``run``'s place (energies.parallel_starts: the same result, computed ahead in other processes)."""
     began = time.perf_counter()
     deadline = began + time_limit if time_limit is not None else math.inf
 
@@ -112,7 +117,10 @@ def optimize_portfolio(
             return None
         return lambda p: on_progress(replace(p, start=k))
 
-    first = run(problem, starts[0], max_iters=max_iters, time_limit=time_limit, on_progress=progress_of(0))
+    runner = (lambda k: run) if run_many is None else run_many
+    first = runner(0)(
+        problem, starts[0], max_iters=max_iters, time_limit=time_limit, on_progress=progress_of(0)
+    )
     result = PortfolioResult(first, 0, [_summary(0, first)], evaluations=first.evaluations)
     if first.status == "TimeLimit":
         return result
@@ -139,7 +147,7 @@ def optimize_portfolio(
             # Each iteration costs at least one evaluation: capping iterations at what is left of the
             # budget keeps a start that wanders (a poor basin, a stiff penalty) within it.
             cap = min(max_iters, settings.max_evaluations - evaluations)
-            r = run(
+            r = runner(k)(
                 problem, starts[k], max_iters=cap, time_limit=budget_end - now, on_progress=progress_of(k)
             )
         except OptimizeError:  # a resampled start may run into a NaN region; the others stand

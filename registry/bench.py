@@ -20,6 +20,7 @@ import argparse
 import dataclasses
 import functools
 import importlib
+import inspect
 import json
 import sys
 from collections import Counter
@@ -27,6 +28,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from energies.parallel_starts import available_cores
 from registry import report
 from registry.runner import (
     DEFAULT_GRACE,
@@ -204,6 +206,12 @@ def _parser() -> argparse.ArgumentParser:
         help="multi-start count of our layouts (default: the pipeline's; 1 = a single start, as Penrose)",
     )
     p.add_argument(
+        "--start-processes",
+        type=int,
+        help="processes each trio's starts may use at once (default: the cores left per job, at least 1;"
+        " 1 with --scheduler); the layouts are the same with any number",
+    )
+    p.add_argument(
         "--variations",
         type=int,
         default=1,
@@ -236,13 +244,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    for name in ("jobs", "variations", "starts"):
+    for name in ("jobs", "variations", "starts", "start_processes"):
         value = getattr(args, name)
         if value is not None and value < 1:
-            print(f"error: --{name} must be at least 1, got {value}", file=sys.stderr)
+            print(f"error: --{name.replace('_', '-')} must be at least 1, got {value}", file=sys.stderr)
             return 2
     if args.starts is not None:
         task = functools.partial(task, starts=args.starts)
+    if "processes" in inspect.signature(task).parameters:
+        free = 1 if args.scheduler else max(1, available_cores() // args.jobs)
+        task = functools.partial(task, processes=args.start_processes or free)
+    elif args.start_processes is not None:
+        print(f"error: --task {args.task} takes no --start-processes", file=sys.stderr)
+        return 2
     try:
         entries = load_registry_entries(registry_dir, args.only)
     except TrioError as err:

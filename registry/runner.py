@@ -53,28 +53,38 @@ _LOG_TAIL = 2000
 _SINGLE_THREADED = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 
-def pipeline_task(trio: TrioSpec, timeout: float | None, starts: int | None = None) -> Row:
+def pipeline_task(
+    trio: TrioSpec, timeout: float | None, starts: int | None = None, processes: int | None = None
+) -> Row:
     """The real task: compile, optimize and render one trio through the service pipeline
-    (``starts``: the multi-start count, None for the pipeline's default)."""
+    (``starts``: the multi-start count, None for the pipeline's default; ``processes``: for the starts
+    at once, the same layout with any number)."""
     from service.warm_up import warm_up  # imported in the worker only
 
     warm_up()  # process start-up work, before the trio's own timings begin
-    return run_trio(trio, timeout=timeout, starts=starts)
+    return run_trio(trio, timeout=timeout, starts=starts, processes=processes)
 
 
-def warm_pipeline_task(trio: TrioSpec, timeout: float | None, starts: int | None = None) -> Row:
+def warm_pipeline_task(
+    trio: TrioSpec, timeout: float | None, starts: int | None = None, processes: int | None = None
+) -> Row:
     """The trio twice in one worker; the row of the second run, whose compiled energy comes from the
     structure cache (what a service pays for a repeated diagram).
     Run with `--task registry.runner:warm_pipeline_task`."""
     from service.warm_up import warm_up
 
     warm_up()
-    run_trio(trio, timeout=timeout, starts=starts)
-    return run_trio(trio, timeout=timeout, starts=starts)
+    run_trio(trio, timeout=timeout, starts=starts, processes=processes)
+    return run_trio(trio, timeout=timeout, starts=starts, processes=processes)
 
 
 def run_trio(
-    trio: Any, *, variation: str | None = None, timeout: float | None = None, starts: int | None = None
+    trio: Any,
+    *,
+    variation: str | None = None,
+    timeout: float | None = None,
+    starts: int | None = None,
+    processes: int | None = None,
 ) -> dict[str, Any]:
     """One registry trio through the pipeline, as a row of the benchmark's fields (plus its SVG)."""
     from energies.diagram import count_goals
@@ -93,7 +103,7 @@ def run_trio(
             trio.exclude_warnings,
             time_limit=timeout or 60.0,
             resolve_image=trio_image_resolver(trio.base_dir, *trio.style_dirs),
-            portfolio=portfolio_settings(starts),
+            portfolio=portfolio_settings(starts, processes=processes),
         )
     except DiagramError as e:
         return {

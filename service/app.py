@@ -239,7 +239,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             metrics.cache_hits.labels("result").inc()
         else:
             # the goal list costs seconds for huge diagrams: only for JSON
-            job = body.job(request_id, settings.time_limit, unsafeSvg=settings.unsafe_svg, goals=want_json)
+            processes = min(body.startProcesses or settings.start_processes, settings.start_processes)
+            job = body.job(
+                request_id,
+                settings.time_limit,
+                unsafeSvg=settings.unsafe_svg,
+                goals=want_json,
+                startProcesses=processes,
+            )
             outcome = await on_worker(job, request)
             if isinstance(outcome, Response):
                 return outcome

@@ -127,6 +127,7 @@ def check_output_format(args: argparse.Namespace, parser: argparse.ArgumentParse
 
 def cmd_render(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from energies.lang.errors import DiagramError
+    from energies.parallel_starts import free_cores
 
     from .formats import FormatError
     from .layout_job import report_of
@@ -166,7 +167,9 @@ def cmd_render(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
             time_limit=args.time_limit,
             resolve_image=trio_image_resolver(trio.base_dir, *trio.style_dirs),
             on_progress=progress_printer(sys.stderr) if tty else None,
-            portfolio=portfolio_settings(args.starts, args.start_seconds),
+            portfolio=portfolio_settings(
+                args.starts, args.start_seconds, args.start_processes or free_cores()
+            ),
             safe_svg=not args.unsafe,
         )
         picture = rendering.to(output_format(args), args.scale)
@@ -253,6 +256,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         "time_limit": args.time_limit,
         "max_body_bytes": args.max_body_bytes,
         "unsafe_svg": args.unsafe,
+        "start_processes": args.start_processes,
     }
     settings = type(base)(**{**base.__dict__, **{k: v for k, v in overrides.items() if v is not None}})
     # Shutdown drains in-flight requests for at most drain_seconds, then cuts them.
@@ -336,6 +340,12 @@ def build_parser() -> argparse.ArgumentParser:
         " machine-dependent)",
     )
     render.add_argument(
+        "--start-processes",
+        type=positive_int,
+        help="processes the starts may use at once (default: the machine's idle cores; the layout is the"
+        " same with any number)",
+    )
+    render.add_argument(
         "--unsafe",
         action="store_true",
         help="keep Penrose's full passthrough of Style properties to the SVG, even event handlers and"
@@ -357,6 +367,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--time-limit", type=float, help="seconds per layout (default $PENROSE_TIME_LIMIT or 30)"
     )
     serve.add_argument("--max-body-bytes", type=int, help="request size limit (default 1000000)")
+    serve.add_argument(
+        "--start-processes",
+        type=positive_int,
+        help="processes one layout's starts may use at once (default $PENROSE_START_PROCESSES or 1:"
+        " the workers already keep the cores busy)",
+    )
     serve.add_argument(
         "--unsafe",
         action="store_const",

@@ -101,7 +101,9 @@ def layout_outcome(
             tuple(job.get("excludeWarnings", ())),
             time_limit=float(job["timeLimit"]),
             resolve_image=request_image_resolver(job.get("images") or {}),
-            portfolio=portfolio_settings(job.get("starts"), job.get("startSeconds")),
+            portfolio=portfolio_settings(
+                job.get("starts"), job.get("startSeconds"), job.get("startProcesses")
+            ),
             observe=observe,
             on_progress=on_progress,
             safe_svg=not job.get("unsafeSvg", False),

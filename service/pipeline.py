@@ -27,6 +27,7 @@ from energies.compile import compile_problem
 from energies.diagram import Diagram
 from energies.limits import DeadlineExceeded, check_deadline, deadline, remaining
 from energies.optimize import OptimizeError, OptimizeResult
+from energies.parallel_starts import ParallelStarts
 from energies.portfolio import PortfolioResult, PortfolioSettings, optimize_portfolio, portfolio_starts
 from energies.shapes import Canvas
 
@@ -139,10 +140,12 @@ class Rendering:
         return report
 
 
-def portfolio_settings(starts: int | None = None, seconds: float | None = None) -> PortfolioSettings:
+def portfolio_settings(
+    starts: int | None = None, seconds: float | None = None, processes: int | None = None
+) -> PortfolioSettings:
     """The multi-start settings of a request: the defaults, with what the caller gave."""
     default = PortfolioSettings()
-    return PortfolioSettings(starts or default.starts, default.max_evaluations, seconds)
+    return PortfolioSettings(starts or default.starts, default.max_evaluations, seconds, processes or 1)
 
 
 def render_trio(
@@ -232,15 +235,20 @@ def _render_trio(
     if observe is not None:
         problem = observe(problem)
     t1 = time.perf_counter()
+    starts = portfolio_starts(diagram.unknowns, variation, settings.starts)
+    # A live session's observer sees every evaluation: its starts stay in this process.
+    processes = settings.processes if observe is None else 1
     try:
-        found = optimize_portfolio(
-            problem,
-            portfolio_starts(diagram.unknowns, variation, settings.starts),
-            settings=settings,
-            max_iters=max_iterations,
-            time_limit=remaining(),
-            on_progress=on_progress,
-        )
+        with ParallelStarts(problem, starts, processes) as pool:
+            found = optimize_portfolio(
+                problem,
+                starts,
+                settings=settings,
+                max_iters=max_iterations,
+                time_limit=remaining(),
+                on_progress=on_progress,
+                run_many=pool.runner if pool.parallel else None,
+            )
         result = found.best
     except OptimizeError as e:
         raise LayoutError("nan", str(e), e.goal) from e

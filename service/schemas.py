@@ -61,6 +61,12 @@ class DiagramRequest(BaseModel):
         gt=0,
         description="seconds for the starts after the first (a cut can make the layout machine-dependent)",
     )
+    startProcesses: int | None = Field(
+        None,
+        ge=1,
+        description="processes the starts may use at once (the same layout, sooner); at most the server's"
+        " PENROSE_START_PROCESSES, which is also the default (1 unless configured)",
+    )
 
     images: dict[str, str] = Field(
         default_factory=dict,

@@ -53,6 +53,9 @@ class Settings:
     # Penrose's full passthrough of Style properties to SVG attributes, event handlers and external
     # URLs included: only for trusted clients (service.render's safe mode is the default).
     unsafe_svg: bool = False
+    # Processes one layout's starts may use at once (energies.parallel_starts; the layout is the same
+    # with any number). 1: the workers already keep the cores busy, one request each.
+    start_processes: int = 1
 
 
 # A variable's text as its field's type (the annotations are strings: `from __future__ import annotations`).
@@ -84,6 +87,7 @@ ENV = {
     "live_sessions": "PENROSE_LIVE_SESSIONS",
     "live_idle": "PENROSE_LIVE_IDLE",
     "unsafe_svg": "PENROSE_UNSAFE_SVG",
+    "start_processes": "PENROSE_START_PROCESSES",
 }
 
 

@@ -227,6 +227,20 @@ def _start_ticker(eng: wasmtime.Engine) -> None:
     threading.Thread(target=tick, name="adcore-wasm-epoch", daemon=True).start()
 
 
+def _after_fork_in_child() -> None:
+    """A forked child has only the thread that forked: its engines' epochs need a ticker again (or
+    no time limit would fire), and a background compile must start its own thread."""
+    global _worker
+    _lock.release()
+    _worker = None
+    for eng in _engines.values():
+        _start_ticker(eng)
+
+
+# Held across a fork, so that no other thread holds it in the child's copy.
+os.register_at_fork(before=_lock.acquire, after_in_parent=_lock.release, after_in_child=_after_fork_in_child)
+
+
 def config_fingerprint(tier: str = "optimized") -> str:
     """Everything that makes compiled code incompatible: wasmtime version, settings, host."""
     engine(tier)

@@ -137,6 +137,11 @@ class CompiledProblem:
             self.vg.inputs[4 + 3 * k][...] = mask[kind.goals]
         self._active_stage = s
 
+    @property
+    def tier(self) -> str:
+        """The code the energy runs on: "baseline" while its optimized code is compiled in the background."""
+        return self.vg.tier
+
     # -- the PenaltyProblem protocol ---------------------------------------------------------------
     def energy_and_grad(self, x: np.ndarray, stage: int, weight: float) -> tuple[float, np.ndarray]:
         self._activate(stage)

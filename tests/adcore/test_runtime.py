@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import os
+import signal
 import time
 from pathlib import Path
 
@@ -203,3 +205,29 @@ def test_one_instance_per_thread_runs_concurrently() -> None:
     assert not errors
     want = sum(math.exp(0.001 * i) for i in range(2000))
     assert all(abs(v - want) < 1e-9 * want for v in results.values()) and len(results) == 4
+
+
+def test_time_limits_hold_in_a_forked_child() -> None:
+    # A fork keeps only the forking thread: the epoch ticker must be started again in the child, or
+    # a call that spins there would never be interrupted.
+    inst = Instance(small_module(), time_limit=0.05)
+    inst.call("add", 1.0, 2.0)
+    pid = os.fork()
+    if pid == 0:  # the child: exit 0 only if its spin was stopped by the time limit
+        code = 1
+        try:
+            inst.fast("spin")()
+        except WasmTimeout:
+            code = 0
+        finally:
+            os._exit(code)
+    deadline = time.monotonic() + 10.0
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            assert os.waitstatus_to_exitcode(status) == 0
+            return
+        time.sleep(0.01)
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    raise AssertionError("the child's spin ran on past its time limit")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -90,6 +91,24 @@ def test_bench_rejects_bad_arguments(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert "--task 'nosuch:thing'" in capsys.readouterr().err
     assert main(["--registry", str(tmp_path), "--out", str(tmp_path / "o")]) == 2
     assert "registry.json" in capsys.readouterr().err
+
+
+def test_start_processes_default_to_the_cores_left_per_job(tmp_path: Path) -> None:
+    registry = make_registry(tmp_path)
+    task = "tests.registry.registry_fake_tasks:parallel"
+
+    def seen(*extra: str) -> set[int]:
+        out = tmp_path / f"out{len(extra)}"
+        argv = ["--registry", str(registry), "--out", str(out), "--only", "g/fine", "--task", task, *extra]
+        assert main(argv) == 0
+        rows = (out / "results.jsonl").read_text().splitlines()
+        return {json.loads(line)["processesSeen"] for line in rows}
+
+    assert seen("--jobs", "2") == {max(1, len(os.sched_getaffinity(0)) // 2)}
+    assert seen("--jobs", "1", "--start-processes", "3") == {3}
+    behave = "tests.registry.registry_fake_tasks:behave"  # a task that takes no processes
+    argv = ["--registry", str(registry), "--out", str(tmp_path / "o"), "--task", behave]
+    assert main([*argv, "--start-processes", "2"]) == 2
 
 
 def test_quartiles_by_hand() -> None:

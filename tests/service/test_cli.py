@@ -15,7 +15,7 @@ import pytest
 from service import cli
 from service.examples import EXAMPLES_DIR
 
-from .service_support import REPO, heavy_body
+from .service_support import HAS_REGISTRY, REGISTRY, REPO, heavy_body
 
 SVG_NS = "{http://www.w3.org/2000/svg}"
 
@@ -109,6 +109,7 @@ def test_missing_file_is_a_user_error(tmp_path):
     [
         ["render"],  # no output
         ["render", "--example", "sets", "-o", "x.svg", "--starts", "0"],  # a start count below 1
+        ["render", "--example", "sets", "-o", "x.svg", "--start-processes", "0"],
         ["render", "-o", "x.svg"],  # no input
         ["render", "--example", "sets", "--domain", "d", "-o", "x.svg"],  # two inputs
         ["render", "--domain", "d", "-o", "x.svg"],  # incomplete trio
@@ -310,3 +311,26 @@ def test_unsatisfied_constraints_are_said_on_stderr(tmp_path):
     done = run_cli("render", str(trio), "-o", str(tmp_path / "x.svg"), "--starts", "1")
     assert done.returncode == 0, done.stderr
     assert re.search(r"warning: \d+ constraints? not satisfied \(largest violation", done.stderr)
+
+
+@pytest.mark.skipif(not HAS_REGISTRY, reason="needs ../shared registry data")
+def test_start_processes_reach_the_layout_and_change_only_its_time(tmp_path, monkeypatch):
+    import service.pipeline
+    from energies.parallel_starts import ParallelStarts
+
+    used: list[int] = []
+
+    class Recorded(ParallelStarts):
+        def close(self) -> None:
+            super().close()
+            used.append(self.stats.forked)
+
+    monkeypatch.setattr(service.pipeline, "ParallelStarts", Recorded)
+    trio = REGISTRY / "minkowski-tests" / "maze" / "non-convex.trio.json"
+    for n in ("1", "2"):
+        out, report = str(tmp_path / f"{n}.svg"), str(tmp_path / f"{n}.json")
+        assert cli.main(["render", str(trio), "-o", out, "--report", report, "--start-processes", n]) == 0
+    assert used == [0, 2]  # two workers did the second layout's later starts
+    assert (tmp_path / "1.svg").read_bytes() == (tmp_path / "2.svg").read_bytes()
+    reports = [json.loads((tmp_path / f"{n}.json").read_text()) for n in ("1", "2")]
+    assert reports[0]["portfolio"] == reports[1]["portfolio"]

@@ -13,7 +13,7 @@ import pytest
 from service.app import create_app
 from service.settings import Settings
 
-from .service_support import example_body, heavy_body
+from .service_support import HAS_REGISTRY, REGISTRY, example_body, heavy_body
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
@@ -128,3 +128,43 @@ def test_a_long_layout_does_not_block_other_requests(workers):
         assert fast.status_code == 200
         assert health_latency < 0.5  # the event loop is free while a layout runs
         assert done["fast"] < done["slow"]  # the small diagram finished first on the other worker
+
+
+def children_of(pid: int) -> set[int]:
+    try:
+        return {int(c) for c in open(f"/proc/{pid}/task/{pid}/children").read().split()}
+    except OSError:
+        return set()
+
+
+def watch_children(pid: int, seen: set[int], done: threading.Event) -> None:
+    while not done.is_set():
+        seen |= children_of(pid)
+        time.sleep(0.002)
+
+
+@pytest.mark.skipif(not HAS_REGISTRY, reason="needs ../shared registry data")
+def test_start_processes_fork_in_the_layout_worker_and_draw_the_same_svg():
+    from service.trios import load_trio
+
+    trio = load_trio(REGISTRY / "minkowski-tests" / "maze" / "non-convex.trio.json")
+    body = {"domain": trio.domain, "substance": trio.substance, "style": trio.style}
+    svgs, forked = [], []
+    for processes in (1, 2):
+        app = create_app(Settings(workers=1, time_limit=60.0, start_processes=processes))
+        with TestClient(app) as client:
+            worker = app.state.pool.workers[0].pid
+            seen: set[int] = set()
+            done = threading.Event()
+            watcher = threading.Thread(target=watch_children, args=(worker, seen, done))
+            watcher.start()
+            # more processes than the server allows: capped at its setting
+            r = client.post("/diagrams", json={**body, "variation": trio.variation, "startProcesses": 4})
+            done.set()
+            watcher.join()
+            assert r.status_code == 200, r.text
+            svgs.append(r.content)
+            forked.append(len(seen))
+            assert not children_of(worker)  # every start process reaped when the layout ended
+    assert forked == [0, 2]
+    assert svgs[0] == svgs[1]
