@@ -76,7 +76,7 @@ from typing import Literal, Protocol
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from energies.lbfgs import Driver, InnerSolver, pick_driver, run_round
+from energies.lbfgs import Driver, InnerSolver, RoundOutcome, pick_driver, run_round
 
 INIT_CONSTRAINT_WEIGHT = 1e3
 WEIGHT_GROWTH_FACTOR = 10.0
@@ -84,6 +84,12 @@ EP_STOP = 1e-3
 # Penrose has no satisfaction tolerance of its own; its benchmark counts a constraint as violated
 # when its value exceeds 1e-3 (the same number as EP_STOP).
 SATISFIED_TOLERANCE = 1e-3
+
+# The feasibility finish (ours): at most this many extra rounds per stage, spending at most as many
+# evaluations as the stage's Penrose rounds did (or FINISH_MIN_EVALUATIONS, when they were few).
+FINISH_ROUNDS = 6
+FINISH_MIN_EVALUATIONS = 500
+FINISH_PROGRESS = 0.5
 
 STAGE_EVALUATIONS = 15_000
 STAGE_EVALUATIONS_PER_INPUT = 20
@@ -109,6 +115,9 @@ class StageSpec:
     varying: np.ndarray  # bool, one per input
     objectives: np.ndarray  # bool, one per objective: active in this stage
     constraints: np.ndarray  # bool, one per constraint
+    # bool, one per constraint: reads no input varying in this stage, so no round can change it
+    # (energies.compile knows from its tables; None: unknown, every constraint may move)
+    fixed: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -150,6 +159,7 @@ class StageReport:
     ep_rounds: int
     weight: float
     energy: float
+    finish_rounds: int = 0  # rounds of the feasibility finish among ep_rounds (ours, not Penrose's)
 
 
 @dataclass(frozen=True)
@@ -174,6 +184,9 @@ class OptimizeResult:
     max_constraint_violation: float  # largest constraint value (0.0 when there are none)
     n_violated: int  # constraints with value > SATISFIED_TOLERANCE
     seconds: float
+    # Violated constraints of the final stage that no stage could change: each reads no input that
+    # varies in any stage where it applies (indices into constraint_names; empty when unknown).
+    infeasible: tuple[int, ...] = ()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -269,6 +282,7 @@ class _Budget:
     iterations: int = 0
     evaluations: int = 0
     stage_evaluations: float = math.inf  # each stage's own budget
+    finish: bool = True  # the feasibility finish (module docstring)
 
 
 _ROUND_CUTS: dict[str, StageStatus] = {
@@ -320,9 +334,9 @@ def _run_stage(problem: PenaltyProblem, x: np.ndarray, s: int, budget: _Budget) 
         budget.evaluations += 1
         return StageReport(stage.name, "EPConverged", 0, 1, 0, weight, float(energy))
     iterations = evaluations = 0
-    last_ep: tuple[np.ndarray, float] | None = None
-    status: StageStatus = "EPConverged"
-    while True:
+
+    def next_round(limit: float = math.inf) -> RoundOutcome:
+        nonlocal iterations, evaluations
         outcome = run_round(
             energy_of_varying,
             x[stage.varying],
@@ -330,7 +344,7 @@ def _run_stage(problem: PenaltyProblem, x: np.ndarray, s: int, budget: _Budget) 
             iteration_budget=budget.max_iters - budget.iterations,
             deadline=budget.deadline,
             report=report,
-            evaluation_budget=budget.stage_evaluations - evaluations,
+            evaluation_budget=min(budget.stage_evaluations - evaluations, limit),
             trial_fun=functools.partial(energy_of_varying, trial=True),
         )
         x[stage.varying] = outcome.x
@@ -338,6 +352,12 @@ def _run_stage(problem: PenaltyProblem, x: np.ndarray, s: int, budget: _Budget) 
         evaluations += outcome.evaluations
         budget.iterations += outcome.iterations
         budget.evaluations += outcome.evaluations
+        return outcome
+
+    last_ep: tuple[np.ndarray, float] | None = None
+    status: StageStatus = "EPConverged"
+    while True:
+        outcome = next_round()
         if outcome.reason != "converged":
             status = _ROUND_CUTS[outcome.reason]
             break
@@ -347,7 +367,40 @@ def _run_stage(problem: PenaltyProblem, x: np.ndarray, s: int, budget: _Budget) 
         last_ep = (outcome.x, outcome.energy)
         weight *= WEIGHT_GROWTH_FACTOR
         ep_round += 1
-    return StageReport(stage.name, status, iterations, evaluations, ep_round, weight, outcome.energy)
+    finish_rounds = 0
+    if status == "EPConverged" and budget.finish:
+        end = evaluations + max(FINISH_MIN_EVALUATIONS, evaluations)
+        violation = _movable_violation(problem, x, stage)
+        while finish_rounds < FINISH_ROUNDS and evaluations < end and violation > SATISFIED_TOLERANCE:
+            kept = (x.copy(), weight, outcome)
+            weight *= WEIGHT_GROWTH_FACTOR
+            outcome = next_round(end - evaluations)
+            now = _movable_violation(problem, x, stage)
+            # A round is kept only if it at least halved the violation (a quadratic penalty's
+            # violation falls about tenfold per tenfold weight); else the constraint is held by
+            # others or flat where it is violated, and the layout stays Penrose's.
+            if now > FINISH_PROGRESS * violation:
+                x[...], weight, outcome = kept
+                break
+            ep_round += 1
+            finish_rounds += 1
+            violation = now
+            if outcome.reason == "evaluation_budget" and evaluations < budget.stage_evaluations:
+                break  # the finish's own budget: Penrose's rounds converged, the finish stops here
+            if outcome.reason != "converged":
+                status = _ROUND_CUTS[outcome.reason]
+                break
+    return StageReport(
+        stage.name, status, iterations, evaluations, ep_round, weight, outcome.energy, finish_rounds
+    )
+
+
+def _movable_violation(problem: PenaltyProblem, x: np.ndarray, stage: StageSpec) -> float:
+    """The largest value of an active constraint that the stage's inputs can change (0 if none)."""
+    active = stage.constraints if stage.fixed is None else stage.constraints & ~stage.fixed
+    if not active.any():
+        return 0.0
+    return max(0.0, float(np.max(np.asarray(problem.goal_values(x).constraints)[active])))
 
 
 @functools.cache
@@ -366,13 +419,15 @@ def optimize(
     on_progress: Callable[[Progress], None] | None = None,
     inner_solver: InnerSolver = "auto",
     stage_evaluations: int | None = None,
+    finish: bool = True,
 ) -> OptimizeResult:
-    """Run every layout stage of ``problem`` from ``x0``; see the module docstring."""
+    """Run every layout stage of ``problem`` from ``x0``; see the module docstring (``finish=False``:
+    Penrose's rounds only, no feasibility finish)."""
     x = np.array(x0, dtype=np.float64)
     _check_problem(problem, x)
     started = time.perf_counter()
     deadline = started + time_limit if time_limit is not None else np.inf
-    budget = _Budget(max_iters, deadline, pick_driver(inner_solver), on_progress)
+    budget = _Budget(max_iters, deadline, pick_driver(inner_solver), on_progress, finish=finish)
     budget.stage_evaluations = (
         default_stage_evaluations(problem.n_inputs) if stage_evaluations is None else stage_evaluations
     )
@@ -413,4 +468,18 @@ def optimize(
         max_constraint_violation=float(constraint_values.max()) if constraint_values.size else 0.0,
         n_violated=int(np.count_nonzero(constraint_values > SATISFIED_TOLERANCE)),
         seconds=time.perf_counter() - started,
+        infeasible=_infeasible(problem, final, values),
     )
+
+
+def _infeasible(problem: PenaltyProblem, final: StageSpec | None, values: np.ndarray) -> tuple[int, ...]:
+    """Violated constraints of the final stage that read no input varying in any stage where they
+    apply: their gradient is zero wherever they are active, so no optimizer could satisfy them."""
+    if final is None:
+        return ()
+    fixed = final.constraints & (values > SATISFIED_TOLERANCE)
+    for stage in problem.stages:
+        if stage.fixed is None:
+            return ()
+        fixed &= stage.fixed | ~stage.constraints
+    return tuple(np.flatnonzero(fixed).tolist())
