@@ -90,6 +90,7 @@ SATISFIED_TOLERANCE = 1e-3
 FINISH_ROUNDS = 6
 FINISH_MIN_EVALUATIONS = 500
 FINISH_PROGRESS = 0.5
+FINISH_DRIVER = pick_driver("setulb")
 
 STAGE_EVALUATIONS = 15_000
 STAGE_EVALUATIONS_PER_INPUT = 20
@@ -335,12 +336,12 @@ def _run_stage(problem: PenaltyProblem, x: np.ndarray, s: int, budget: _Budget) 
         return StageReport(stage.name, "EPConverged", 0, 1, 0, weight, float(energy))
     iterations = evaluations = 0
 
-    def next_round(limit: float = math.inf) -> RoundOutcome:
+    def next_round(limit: float = math.inf, driver: Driver | None = None) -> RoundOutcome:
         nonlocal iterations, evaluations
         outcome = run_round(
             energy_of_varying,
             x[stage.varying],
-            driver=budget.driver,
+            driver=driver or budget.driver,
             iteration_budget=budget.max_iters - budget.iterations,
             deadline=budget.deadline,
             report=report,
@@ -353,6 +354,13 @@ def _run_stage(problem: PenaltyProblem, x: np.ndarray, s: int, budget: _Budget) 
         budget.iterations += outcome.iterations
         budget.evaluations += outcome.evaluations
         return outcome
+
+    def phi() -> float:
+        """φ at the current point and weight, counted as an evaluation."""
+        nonlocal evaluations
+        evaluations += 1
+        budget.evaluations += 1
+        return energy_of_varying(x[stage.varying])[0]
 
     last_ep: tuple[np.ndarray, float] | None = None
     status: StageStatus = "EPConverged"
@@ -374,12 +382,15 @@ def _run_stage(problem: PenaltyProblem, x: np.ndarray, s: int, budget: _Budget) 
         while finish_rounds < FINISH_ROUNDS and evaluations < end and violation > SATISFIED_TOLERANCE:
             kept = (x.copy(), weight, outcome)
             weight *= WEIGHT_GROWTH_FACTOR
-            outcome = next_round(end - evaluations)
+            before = phi()
+            outcome = next_round(end - evaluations, FINISH_DRIVER)
             now = _movable_violation(problem, x, stage)
-            # A round is kept only if it at least halved the violation (a quadratic penalty's
-            # violation falls about tenfold per tenfold weight); else the constraint is held by
-            # others or flat where it is violated, and the layout stays Penrose's.
-            if now > FINISH_PROGRESS * violation:
+            # A round is kept only if it lowered φ at its weight (Penrose's line search takes its
+            # last trial step even when no step descends, which at a kink of max(c, 0)² under a
+            # large λ can jump far) and at least halved the violation (a quadratic penalty's falls
+            # about tenfold per tenfold weight; less means the constraint is held by others or flat
+            # where violated). Otherwise the layout stays where Penrose's rounds left it.
+            if phi() > before or now > FINISH_PROGRESS * violation:
                 x[...], weight, outcome = kept
                 break
             ep_round += 1
