@@ -15,13 +15,12 @@ from energies.compile import compile_problem
 from energies.diagram_build import build_diagram
 from energies.optimize import EP_STOP, SATISFIED_TOLERANCE, optimize
 from service.pipeline import render_trio
-
 from tests.energies.test_optimize import NumpyProblem
 
 # s(x - a)² with the steep bound k(x - 1) <= 0. Penrose's exterior-point test compares the rounds'
-# points: between λ = 1e4 and 1e5 the point moves 0.9·s(a - 1)/(1e4 k²) = 9e-5 < EP_STOP, so Penrose
-# stops at λ = 1e5 while the constraint is still k(x - 1) = s(a - 1)/(1e5 k) = 0.01 above zero.
-S, A, K = 1.0, 1e6 + 1.0, 1000.0
+# points: between λ = 1e4 and 1e5 the point moves 0.9·s(a - 1)/(1e4 k²) = 5e-4 < EP_STOP, so Penrose
+# stops at λ = 1e5 while the constraint is still k(x - 1) = s(a - 1)/(1e5 k) = 1/600 above zero.
+S, A, K = 1.0, 5001.0, 30.0
 STEEP = NumpyProblem(
     1,
     objectives=[("sqr(x - a)", lambda x: S * (x[0] - A) ** 2, lambda x: np.array([2 * S * (x[0] - A)]))],
@@ -34,24 +33,26 @@ def penalty_minimizer(weight: float) -> float:
 
 
 def test_penrose_rounds_stop_above_the_tolerance() -> None:
-    # The premise, by hand: at λ = 1e5 the penalty minimizer violates the bound by 0.01, and it moved
+    # The premise, by hand: at λ = 1e5 the penalty minimizer violates the bound by 1/600, and it moved
     # less than EP_STOP since λ = 1e4.
-    assert K * (penalty_minimizer(1e5) - 1) == pytest.approx(0.01, rel=1e-6)
+    assert K * (penalty_minimizer(1e5) - 1) == pytest.approx(1 / 600, rel=1e-6)
     assert penalty_minimizer(1e4) - penalty_minimizer(1e5) < EP_STOP
-    result = optimize(STEEP, np.array([0.0]), finish=False)
-    assert result.stages[0].weight == 1e5 and result.n_violated == 1
-    assert result.max_constraint_violation == pytest.approx(0.01, rel=1e-3)
+    for x0 in (0.0, 1.0, 2.0):
+        result = optimize(STEEP, np.array([x0]), finish=False)
+        assert result.stages[0].weight == 1e5 and result.n_violated == 1
+        assert result.max_constraint_violation == pytest.approx(1 / 600, rel=1e-3)
 
 
-def test_finish_continues_rounds_until_satisfied() -> None:
-    result = optimize(STEEP, np.array([0.0]))
+@pytest.mark.parametrize("x0", [0.0, 1.0, 2.0])
+def test_finish_continues_rounds_until_satisfied(x0: float) -> None:
+    result = optimize(STEEP, np.array([x0]))
     stage = result.stages[0]
     assert stage.status == "EPConverged"
-    # λ = 1e6 leaves exactly the tolerance (1e-3, to rounding); λ = 1e7 is the first below it.
-    assert (stage.weight, stage.finish_rounds, stage.ep_rounds) == (1e7, 2, 4)
-    assert result.x[0] == pytest.approx(penalty_minimizer(1e7), abs=1e-7)
+    # One more round, at λ = 1e6, lands on its penalty minimizer, 1/6000 above the bound.
+    assert (stage.weight, stage.finish_rounds, stage.ep_rounds) == (1e6, 1, 3)
+    assert result.x[0] == pytest.approx(penalty_minimizer(1e6), abs=1e-9)
     assert result.n_violated == 0 and result.max_constraint_violation <= SATISFIED_TOLERANCE
-    assert result.max_constraint_violation == pytest.approx(1e-4, rel=1e-2)
+    assert result.max_constraint_violation == pytest.approx(1 / 6000, rel=1e-4)
 
 
 def test_finish_keeps_penrose_layout_when_rounds_cannot_help() -> None:
@@ -79,8 +80,8 @@ STYLE = """
 canvas { width = 100
 height = 100 }
 forall Set x { x.icon = Circle { r: 10 } }
-forall Set x where x has name "A" {
-  override x.icon.center = (400, 0)
+forall Set `A` {
+  override `A`.icon.center = (400, 0)
 }
 """
 STAGED = """
@@ -88,11 +89,11 @@ canvas { width = 100
 height = 100 }
 layout = [shape, label]
 forall Set x { x.icon = Circle { r: 10, ensureOnCanvas: false } }
-forall Set x where x has name "A" {
-  ensure lessThan(x.icon.center[0], -500) in label
+forall Set `A` {
+  ensure lessThan(`A`.icon.center[0], -500) in label
 }
-forall Set x where x has name "B" {
-  ensure lessThan(x.icon.center[0], -500)
+forall Set `B` {
+  ensure lessThan(`B`.icon.center[0], -500)
 }
 """
 
@@ -128,7 +129,9 @@ def test_constraint_frozen_in_its_stage_is_named_but_movable_one_is_not() -> Non
     r = render_trio(DOMAIN, SUBSTANCE, STAGED, "seed")
     # Circles vary in every stage here, so both bounds can be met: no warning, both satisfied.
     assert r.optimization.infeasible == () and r.optimization.n_violated == 0
-    frozen = STAGED.replace("r: 10, ensureOnCanvas", "center: (?, ?) except label, r: 10, ensureOnCanvas")
+    frozen = STAGED.replace(
+        "r: 10, ensureOnCanvas", "center: (? in shape, ? in shape), r: 10, ensureOnCanvas"
+    )
     r = render_trio(DOMAIN, SUBSTANCE, frozen, "seed")
     # A's bound applies only in `label`, where no centre varies: never satisfiable. B's applies in
     # `shape` too, where its centre moves, and is met there and kept.
