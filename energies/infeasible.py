@@ -50,7 +50,9 @@ def infeasible_warnings(problem: Any, result: OptimizeResult) -> list[str]:
         place = f"style:{where.line}:{where.column}: " if where.line else ""
         shapes = [a.name for a in goal.args if isinstance(getattr(a, "name", None), str)]
         if goal.implicit:  # added for a shape whose ensureOnCanvas is true, which has no line
-            context = f" (implicit: ensureOnCanvas of shape {where.block})"
+            context = (
+                f" (implicit: ensureOnCanvas of shape {where.block}; fit it, or set ensureOnCanvas: false)"
+            )
         else:
             context = (
                 where.block and f" (block {where.block}" + (where.match and f", match {where.match}") + ")"

@@ -51,6 +51,17 @@ The problem is supplied by the energy compiler through the small :class:`Penalty
 time are bounded; when a bound is hit the result holds the last accepted point, that stage's status
 says which bound, and later stages are reported ``"NotRun"``.
 
+Beyond Penrose, the *feasibility finish* (``finish=True``, the default): Penrose's test can pass
+while a constraint is still above ``SATISFIED_TOLERANCE`` (its rounds' points moved less than
+``EP_STOP`` although a steep constraint still exceeds it). A stage that converged so then runs up to
+``FINISH_ROUNDS`` more rounds, λ growing 10x each, while an active constraint that the stage's
+inputs can change (``StageSpec.fixed``) is violated, within as many evaluations again as the stage
+took (at least ``FINISH_MIN_EVALUATIONS``). These rounds use scipy's L-BFGS-B, whose line search
+stays in the layout's basin (Penrose's first step along the raw gradient can jump across a kink of
+max(c, 0)² under a large λ), and one is kept only if it lowered φ at its weight and at least halved
+that violation; otherwise the stage ends where Penrose's rounds left it. A stage whose constraints
+Penrose's rounds satisfy is not touched. The finish is deterministic, as the rest.
+
 Guards against runs Penrose would not make (ours; a stage that converges as Penrose's does never
 meets them). Each cuts its stage short, says so in the stage's status, and the next stage runs
 from where it stopped, as after convergence:
