@@ -390,6 +390,8 @@ def _run_stage(problem: PenaltyProblem, x: np.ndarray, s: int, budget: _Budget) 
     if status == "EPConverged" and budget.finish:
         end = evaluations + max(FINISH_MIN_EVALUATIONS, evaluations)
         violation = _movable_violation(problem, x, stage)
+        if violation > SATISFIED_TOLERANCE:
+            load_finish_solver()
         while finish_rounds < FINISH_ROUNDS and evaluations < end and violation > SATISFIED_TOLERANCE:
             kept = (x.copy(), weight, outcome)
             weight *= WEIGHT_GROWTH_FACTOR
@@ -429,6 +431,18 @@ def _movable_violation(problem: PenaltyProblem, x: np.ndarray, stage: StageSpec)
 def _single_threaded_blas() -> None:
     # L-BFGS-B's small LAPACK calls get 10-100x slower when OpenBLAS spreads them over threads on
     # a busy machine (measured: 5 ms instead of 0.1 ms per call with n = 2 under load 4 on 2 cores).
+    threadpool_limits(limits=1, user_api="blas")
+
+
+@functools.cache
+def load_finish_solver() -> None:
+    """Load the finish's L-BFGS-B (scipy's, 0.2-1.5 s to import) and keep its BLAS single-threaded;
+    done on the first finish, or beforehand by a process's warm-up (service.warm_up)."""
+    # The limit reaches only libraries already loaded, and scipy's OpenBLAS (not numpy's) loads
+    # with L-BFGS-B: limit it too, once it is in (measured on c11p12 under load 20: 6.5 ms per
+    # L-BFGS-B call with two threads, against 0.1 ms with one).
+    import scipy.optimize._lbfgsb  # noqa: F401
+
     threadpool_limits(limits=1, user_api="blas")
 
 
