@@ -58,10 +58,9 @@ while a constraint is still above ``SATISFIED_TOLERANCE`` (its rounds' points mo
 inputs can change (``StageSpec.fixed``) is violated, within as many evaluations again as the stage
 took (at least ``FINISH_MIN_EVALUATIONS``). These rounds use scipy's L-BFGS-B, whose line search
 stays in the layout's basin (Penrose's first step along the raw gradient can jump across a kink of
-max(c, 0)² under a large λ), and one is kept only if it lowered φ at its weight and the violation,
-else the stage ends where the rounds before left it; a round that did not halve the violation
-(``FINISH_PROGRESS``) is the last. A stage whose constraints
-Penrose's rounds satisfy is not touched. The finish is deterministic, as the rest.
+max(c, 0)² under a large λ), and one is kept only if it lowered φ at its weight and at least halved
+that violation (``FINISH_PROGRESS``); otherwise the stage ends where the rounds before left it. A
+stage whose constraints Penrose's rounds satisfy is not touched. The finish is deterministic.
 
 Guards against runs Penrose would not make (ours; a stage that converges as Penrose's does never
 meets them). Each cuts its stage short, says so in the stage's status, and the next stage runs
@@ -401,20 +400,20 @@ def _run_stage(problem: PenaltyProblem, x: np.ndarray, s: int, budget: _Budget) 
             now = _movable_violation(problem, x, stage)
             # A round is kept only if it lowered φ at its weight (Penrose's line search takes its
             # last trial step even when no step descends, which at a kink of max(c, 0)² under a
-            # large λ can jump far) and lowered the violation; otherwise the layout stays where the
-            # rounds before left it. A quadratic penalty's violation falls about tenfold per tenfold
-            # weight: one that did not even halve is held by others or flat, and the finish ends.
+            # large λ can jump far) and at least halved the violation (a quadratic penalty's falls
+            # about tenfold per tenfold weight; less means the constraint is held by others or flat
+            # where violated). Otherwise the layout stays where the rounds before left it.
             if outcome.reason != "converged" and (
                 outcome.reason != "evaluation_budget" or evaluations >= budget.stage_evaluations
             ):
                 status = _ROUND_CUTS[outcome.reason]  # a bound of the whole run, not the finish's own
-            if phi() > before or now >= violation:
+            if phi() > before or now > FINISH_PROGRESS * violation:
                 x[...], weight, outcome = kept
                 break
             ep_round += 1
             finish_rounds += 1
-            slow, violation = now > FINISH_PROGRESS * violation, now
-            if slow or outcome.reason != "converged":
+            violation = now
+            if outcome.reason != "converged":
                 break
     return StageReport(
         stage.name, status, iterations, evaluations, ep_round, weight, outcome.energy, finish_rounds
