@@ -51,6 +51,17 @@ The problem is supplied by the energy compiler through the small :class:`Penalty
 time are bounded; when a bound is hit the result holds the last accepted point, that stage's status
 says which bound, and later stages are reported ``"NotRun"``.
 
+Beyond Penrose, the *feasibility finish* (``finish=True``, the default): Penrose's test can pass
+while a constraint is still above ``SATISFIED_TOLERANCE`` (its rounds' points moved less than
+``EP_STOP`` although a steep constraint still exceeds it). A stage that converged so then runs up to
+``FINISH_ROUNDS`` more rounds, λ growing 10x each, while an active constraint that the stage's
+inputs can change (``StageSpec.fixed``) is violated, within as many evaluations again as the stage
+took (at least ``FINISH_MIN_EVALUATIONS``). These rounds use scipy's L-BFGS-B, whose line search
+stays in the layout's basin (Penrose's first step along the raw gradient can jump across a kink of
+max(c, 0)² under a large λ), and one is kept only if it lowered φ at its weight and at least halved
+that violation (``FINISH_PROGRESS``); otherwise the stage ends where the rounds before left it. A
+stage whose constraints Penrose's rounds satisfy is not touched. The finish is deterministic.
+
 Guards against runs Penrose would not make (ours; a stage that converges as Penrose's does never
 meets them). Each cuts its stage short, says so in the stage's status, and the next stage runs
 from where it stopped, as after convergence:
@@ -76,7 +87,7 @@ from typing import Literal, Protocol
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from energies.lbfgs import Driver, InnerSolver, pick_driver, run_round
+from energies.lbfgs import Driver, InnerSolver, RoundOutcome, pick_driver, run_round
 
 INIT_CONSTRAINT_WEIGHT = 1e3
 WEIGHT_GROWTH_FACTOR = 10.0
@@ -84,6 +95,13 @@ EP_STOP = 1e-3
 # Penrose has no satisfaction tolerance of its own; its benchmark counts a constraint as violated
 # when its value exceeds 1e-3 (the same number as EP_STOP).
 SATISFIED_TOLERANCE = 1e-3
+
+# The feasibility finish (ours): at most this many extra rounds per stage, spending at most as many
+# evaluations as the stage's Penrose rounds did (or FINISH_MIN_EVALUATIONS, when they were few).
+FINISH_ROUNDS = 6
+FINISH_MIN_EVALUATIONS = 500
+FINISH_PROGRESS = 0.5
+FINISH_DRIVER = pick_driver("setulb")
 
 STAGE_EVALUATIONS = 15_000
 STAGE_EVALUATIONS_PER_INPUT = 20
@@ -109,6 +127,9 @@ class StageSpec:
     varying: np.ndarray  # bool, one per input
     objectives: np.ndarray  # bool, one per objective: active in this stage
     constraints: np.ndarray  # bool, one per constraint
+    # bool, one per constraint: reads no input varying in this stage, so no round can change it
+    # (energies.compile knows from its tables; None: unknown, every constraint may move)
+    fixed: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -150,6 +171,7 @@ class StageReport:
     ep_rounds: int
     weight: float
     energy: float
+    finish_rounds: int = 0  # rounds of the feasibility finish among ep_rounds (ours, not Penrose's)
 
 
 @dataclass(frozen=True)
@@ -174,6 +196,9 @@ class OptimizeResult:
     max_constraint_violation: float  # largest constraint value (0.0 when there are none)
     n_violated: int  # constraints with value > SATISFIED_TOLERANCE
     seconds: float
+    # Violated constraints of the final stage that no stage could change: each reads no input that
+    # varies in any stage where it applies (indices into constraint_names; empty when unknown).
+    infeasible: tuple[int, ...] = ()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -269,6 +294,7 @@ class _Budget:
     iterations: int = 0
     evaluations: int = 0
     stage_evaluations: float = math.inf  # each stage's own budget
+    finish: bool = True  # the feasibility finish (module docstring)
 
 
 _ROUND_CUTS: dict[str, StageStatus] = {
@@ -320,17 +346,17 @@ def _run_stage(problem: PenaltyProblem, x: np.ndarray, s: int, budget: _Budget) 
         budget.evaluations += 1
         return StageReport(stage.name, "EPConverged", 0, 1, 0, weight, float(energy))
     iterations = evaluations = 0
-    last_ep: tuple[np.ndarray, float] | None = None
-    status: StageStatus = "EPConverged"
-    while True:
+
+    def next_round(limit: float = math.inf, driver: Driver | None = None) -> RoundOutcome:
+        nonlocal iterations, evaluations
         outcome = run_round(
             energy_of_varying,
             x[stage.varying],
-            driver=budget.driver,
+            driver=driver or budget.driver,
             iteration_budget=budget.max_iters - budget.iterations,
             deadline=budget.deadline,
             report=report,
-            evaluation_budget=budget.stage_evaluations - evaluations,
+            evaluation_budget=min(budget.stage_evaluations - evaluations, limit),
             trial_fun=functools.partial(energy_of_varying, trial=True),
         )
         x[stage.varying] = outcome.x
@@ -338,6 +364,19 @@ def _run_stage(problem: PenaltyProblem, x: np.ndarray, s: int, budget: _Budget) 
         evaluations += outcome.evaluations
         budget.iterations += outcome.iterations
         budget.evaluations += outcome.evaluations
+        return outcome
+
+    def phi() -> float:
+        """φ at the current point and weight, counted as an evaluation."""
+        nonlocal evaluations
+        evaluations += 1
+        budget.evaluations += 1
+        return energy_of_varying(x[stage.varying])[0]
+
+    last_ep: tuple[np.ndarray, float] | None = None
+    status: StageStatus = "EPConverged"
+    while True:
+        outcome = next_round()
         if outcome.reason != "converged":
             status = _ROUND_CUTS[outcome.reason]
             break
@@ -347,13 +386,64 @@ def _run_stage(problem: PenaltyProblem, x: np.ndarray, s: int, budget: _Budget) 
         last_ep = (outcome.x, outcome.energy)
         weight *= WEIGHT_GROWTH_FACTOR
         ep_round += 1
-    return StageReport(stage.name, status, iterations, evaluations, ep_round, weight, outcome.energy)
+    finish_rounds = 0
+    if status == "EPConverged" and budget.finish:
+        end = evaluations + max(FINISH_MIN_EVALUATIONS, evaluations)
+        violation = _movable_violation(problem, x, stage)
+        if violation > SATISFIED_TOLERANCE:
+            load_finish_solver()
+        while finish_rounds < FINISH_ROUNDS and evaluations < end and violation > SATISFIED_TOLERANCE:
+            kept = (x.copy(), weight, outcome)
+            weight *= WEIGHT_GROWTH_FACTOR
+            before = phi()
+            outcome = next_round(end - evaluations, FINISH_DRIVER)
+            now = _movable_violation(problem, x, stage)
+            # A round is kept only if it lowered φ at its weight (Penrose's line search takes its
+            # last trial step even when no step descends, which at a kink of max(c, 0)² under a
+            # large λ can jump far) and at least halved the violation (a quadratic penalty's falls
+            # about tenfold per tenfold weight; less means the constraint is held by others or flat
+            # where violated). Otherwise the layout stays where the rounds before left it.
+            if outcome.reason != "converged" and (
+                outcome.reason != "evaluation_budget" or evaluations >= budget.stage_evaluations
+            ):
+                status = _ROUND_CUTS[outcome.reason]  # a bound of the whole run, not the finish's own
+            if phi() > before or now > FINISH_PROGRESS * violation:
+                x[...], weight, outcome = kept
+                break
+            ep_round += 1
+            finish_rounds += 1
+            violation = now
+            if outcome.reason != "converged":
+                break
+    return StageReport(
+        stage.name, status, iterations, evaluations, ep_round, weight, outcome.energy, finish_rounds
+    )
+
+
+def _movable_violation(problem: PenaltyProblem, x: np.ndarray, stage: StageSpec) -> float:
+    """The largest value of an active constraint that the stage's inputs can change (0 if none)."""
+    active = stage.constraints if stage.fixed is None else stage.constraints & ~stage.fixed
+    if not active.any():
+        return 0.0
+    return max(0.0, float(np.max(np.asarray(problem.goal_values(x).constraints)[active])))
 
 
 @functools.cache
 def _single_threaded_blas() -> None:
     # L-BFGS-B's small LAPACK calls get 10-100x slower when OpenBLAS spreads them over threads on
     # a busy machine (measured: 5 ms instead of 0.1 ms per call with n = 2 under load 4 on 2 cores).
+    threadpool_limits(limits=1, user_api="blas")
+
+
+@functools.cache
+def load_finish_solver() -> None:
+    """Load the finish's L-BFGS-B (scipy's, 0.2-1.5 s to import) and keep its BLAS single-threaded;
+    done on the first finish, or beforehand by a process's warm-up (service.warm_up)."""
+    # The limit reaches only libraries already loaded, and scipy's OpenBLAS (not numpy's) loads
+    # with L-BFGS-B: limit it too, once it is in (measured on c11p12 under load 20: 6.5 ms per
+    # L-BFGS-B call with two threads, against 0.1 ms with one).
+    import scipy.optimize._lbfgsb  # noqa: F401
+
     threadpool_limits(limits=1, user_api="blas")
 
 
@@ -366,13 +456,15 @@ def optimize(
     on_progress: Callable[[Progress], None] | None = None,
     inner_solver: InnerSolver = "auto",
     stage_evaluations: int | None = None,
+    finish: bool = True,
 ) -> OptimizeResult:
-    """Run every layout stage of ``problem`` from ``x0``; see the module docstring."""
+    """Run every layout stage of ``problem`` from ``x0``; see the module docstring (``finish=False``:
+    Penrose's rounds only, no feasibility finish)."""
     x = np.array(x0, dtype=np.float64)
     _check_problem(problem, x)
     started = time.perf_counter()
     deadline = started + time_limit if time_limit is not None else np.inf
-    budget = _Budget(max_iters, deadline, pick_driver(inner_solver), on_progress)
+    budget = _Budget(max_iters, deadline, pick_driver(inner_solver), on_progress, finish=finish)
     budget.stage_evaluations = (
         default_stage_evaluations(problem.n_inputs) if stage_evaluations is None else stage_evaluations
     )
@@ -413,4 +505,18 @@ def optimize(
         max_constraint_violation=float(constraint_values.max()) if constraint_values.size else 0.0,
         n_violated=int(np.count_nonzero(constraint_values > SATISFIED_TOLERANCE)),
         seconds=time.perf_counter() - started,
+        infeasible=_infeasible(problem, final, values),
     )
+
+
+def _infeasible(problem: PenaltyProblem, final: StageSpec | None, values: np.ndarray) -> tuple[int, ...]:
+    """Violated constraints of the final stage that read no input varying in any stage where they
+    apply: their gradient is zero wherever they are active, so no optimizer could satisfy them."""
+    if final is None:
+        return ()
+    fixed = final.constraints & (values > SATISFIED_TOLERANCE)
+    for stage in problem.stages:
+        if stage.fixed is None:
+            return ()
+        fixed &= stage.fixed | ~stage.constraints
+    return tuple(np.flatnonzero(fixed).tolist())

@@ -310,6 +310,12 @@ def satisfied_count(rows: Sequence[Row]) -> tuple[int, int]:
     return sum(r["nViolated"] == 0 for r in ok), len(ok)
 
 
+def satisfiable_keys(pairs: Sequence[Pair]) -> set[str]:
+    """Trios our run found no infeasible constraint in (energies.infeasible): every violated
+    constraint reads some unknown that varies where it applies."""
+    return {p.key for p in pairs if p.ours and p.ours["status"] == "ok" and not p.ours.get("nInfeasible")}
+
+
 def summary_tables(pairs: Sequence[Pair]) -> list[tuple[str, Summary]]:
     ours = [p.ours for p in pairs if p.ours]
     theirs = [p.penrose for p in pairs if p.penrose]
@@ -341,11 +347,17 @@ def summary_tables(pairs: Sequence[Pair]) -> list[tuple[str, Summary]]:
     def satisfied(rows: Sequence[Row]) -> str:
         return "{} of {}".format(*satisfied_count(rows))
 
+    satisfiable = satisfiable_keys(pairs)
     verdicts = verdict_counts(pairs)
     quality = Summary(
         ["layout quality (ok trios)", "ours", "Penrose"],
         [
             [f"no constraint above {VIOLATION_TOLERANCE:g}", satisfied(ours), satisfied(theirs)],
+            [
+                "the same, among trios with no infeasible constraint (none that nothing varying can change)",
+                satisfied([r for r in ours if r["key"] in satisfiable]),
+                satisfied([r for r in theirs if r["key"] in satisfiable]),
+            ],
             *([f"final energy {VERDICT_TEXT[v]}", str(verdicts[v]), ""] for v in ("worse", "same", "better")),
         ],
     )  # fmt: skip
@@ -362,13 +374,19 @@ def headline(pairs: Sequence[Pair]) -> str:
     (mine, n_mine), (penrose, n_penrose) = (
         satisfied_count(rows) for rows in (ok, [p.penrose for p in pairs if p.penrose])
     )
+    satisfiable = satisfiable_keys(pairs)
+    (sat, n_sat), (penrose_sat, _) = (
+        satisfied_count([r for r in rows if r["key"] in satisfiable])
+        for rows in (ok, [p.penrose for p in pairs if p.penrose])
+    )
     ratio = quartiles([r for p in pairs if (r := p.ratio("compileMs+optimizeMs")) is not None])
     median = f"{ratio[1]:.3g}" if ratio else "–"
     cut = sum(r.get("optStatus") not in (None, "EPConverged") or bool(r.get("cutShort")) for r in ok)
     return (
         f"Of {sum(verdicts.values())} trios both ran, our final energy is worse than Penrose's on "
         f"{verdicts['worse']}, the same on {verdicts['same']} and better on {verdicts['better']}; "
-        f"constraints satisfied on {mine} of {n_mine} (Penrose {penrose} of {n_penrose}); "
+        f"constraints satisfied on {mine} of {n_mine} (Penrose {penrose} of {n_penrose}), on {sat} of"
+        f" the {n_sat} with no infeasible constraint (Penrose {penrose_sat}); "
         f"compile+optimize time, ours / Penrose's, median {median}; {cut} of our layouts cut short by a"
         " guard or budget."
     )
@@ -387,9 +405,19 @@ PER_TRIO_HEADER = [
     "constraint energy",
     "starts (chosen)",
     "totalMs ratio",
+    "infeasible constraints",
     *(name for field in COMPARED for name in (field, f"Penrose {field}")),
     "error",
 ]
+
+
+def _infeasible_text(row: Row) -> str:
+    """How many constraints can never be satisfied, and the first one's message (place, function)."""
+    n, messages = row.get("nInfeasible"), row.get("infeasible") or []
+    if not n:
+        return "–" if n is None else "0"
+    first = messages[0].replace("InfeasibleConstraintWarning: ", "") if messages else ""
+    return f"{n}: {first[:160]}"
 
 
 def per_trio_rows(pairs: Sequence[Pair]) -> list[list[str]]:
@@ -401,6 +429,7 @@ def per_trio_rows(pairs: Sequence[Pair]) -> list[list[str]]:
         row = [p.key, _status(ours), _fmt(theirs.get("status")), verdict(p.ours, p.penrose) or "–"]
         row += [_fmt(ours.get("objectiveEnergy")), _fmt(ours.get("constraintEnergy")), starts]
         row.append(_fmt(p.ratio("totalMs")))
+        row.append(_infeasible_text(ours))
         row += [_fmt(side.get(field)) for field in COMPARED for side in (ours, theirs)]
         row.append(error[0][:120] if error else "")
         table.append(row)

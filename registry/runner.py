@@ -137,6 +137,8 @@ def run_trio(
         "energy": opt.energy,
         "maxConstrViolation": opt.max_constraint_violation,
         "nViolated": opt.n_violated,
+        "nInfeasible": len(opt.infeasible),  # violated constraints nothing varying can change
+        "infeasible": [w for w in r.warnings if "InfeasibleConstraintWarning" in w],
         "nVarying": len(r.diagram.unknowns.x0),
         "nConstraints": count_goals(r.diagram.goals, "constraint"),
         "nObjectives": count_goals(r.diagram.goals, "objective"),

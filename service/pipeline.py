@@ -25,6 +25,7 @@ from typing import Any
 from adcore import LRU, WasmCompileError, WasmTimeout, WasmTrap
 from energies.compile import compile_problem
 from energies.diagram import Diagram
+from energies.infeasible import infeasible_warnings
 from energies.limits import DeadlineExceeded, check_deadline, deadline, remaining
 from energies.optimize import OptimizeError, OptimizeResult
 from energies.parallel_starts import ParallelStarts
@@ -71,10 +72,11 @@ class Rendering:
     timings: dict[str, float] = field(default_factory=dict)  # milliseconds: compile, optimize, render, total
     cache_hit: bool = False
     portfolio: PortfolioResult | None = None
+    layout_warnings: list[str] = field(default_factory=list)  # this layout's (the diagram is shared)
 
     @property
     def warnings(self) -> list[str]:
-        return self.diagram.warnings
+        return self.diagram.warnings + self.layout_warnings
 
     def __repr__(self) -> str:
         opt = self.optimization
@@ -117,6 +119,7 @@ class Rendering:
             "epRounds": opt.ep_rounds,
             "maxConstrViolation": opt.max_constraint_violation,
             "nViolated": opt.n_violated,
+            "nInfeasible": len(opt.infeasible),
             "warnings": list(self.warnings),
             "timings": dict(self.timings),
             "cacheHit": self.cache_hit,
@@ -232,6 +235,7 @@ def _render_trio(
     except WasmCompileError as e:  # a size no limit of energies.limits foresaw
         raise LayoutError("optimize-error", f"the diagram's energy is too large to compile ({e})") from e
     check_deadline("compiling the energy")
+    compiled = problem
     if observe is not None:
         problem = observe(problem)
     t1 = time.perf_counter()
@@ -270,7 +274,8 @@ def _render_trio(
         "render": (t3 - t2) * 1e3,
         "total": (t3 - t0) * 1e3,
     }
-    return Rendering(svg, diagram, result, timings, problem.cache_hit, found)
+    infeasible = infeasible_warnings(compiled, result)
+    return Rendering(svg, diagram, result, timings, problem.cache_hit, found, infeasible)
 
 
 def render_file(path: str | Path, *, variation: str | None = None, **options: Any) -> Rendering:

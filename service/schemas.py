@@ -154,6 +154,11 @@ class DiagramReport(BaseModel):
     epRounds: int = Field(description="exterior-point rounds of the last stage")
     maxConstrViolation: float | None = Field(description="largest constraint value (<= 0 when all hold)")
     nViolated: int = Field(description="constraints not satisfied")
+    nInfeasible: int = Field(
+        0,
+        description="violated constraints that no layout can satisfy: nothing they read varies (each is"
+        " named by an InfeasibleConstraintWarning in warnings)",
+    )
     timings: Timings
     cacheHit: bool = Field(description="the compiled energy was reused from an earlier diagram")
     resultCached: bool = Field(description="this whole answer was reused from an identical request")

@@ -18,6 +18,7 @@ import adcore
 from adcore import LRU, Compiled, cyclic_gc_paused
 
 from ..diagram import Diagram
+from ..infeasible import fixed_constraints
 from ..limits import check_deadline
 from ..optimize import GoalValues, StageSpec
 from .energy import (
@@ -121,11 +122,13 @@ class CompiledProblem:
             active[...] = 1.0
 
     def _stage(self, name: str) -> StageSpec:
+        varying = self.diagram.unknowns.varying_mask(name)
         return StageSpec(
             name=name,
-            varying=self.diagram.unknowns.varying_mask(name),
+            varying=varying,
             objectives=self.objectives.active(name),
             constraints=self.constraints.active(name),
+            fixed=fixed_constraints(self.kinds, len(self.constraints), varying),
         )
 
     def _activate(self, s: int) -> None:

@@ -9,7 +9,16 @@ from pathlib import Path
 import pytest
 
 from registry.bench import main
-from registry.report import headline, pair_rows, variation_rates, variation_table, verdict
+from registry.report import (
+    PER_TRIO_HEADER,
+    headline,
+    pair_rows,
+    per_trio_rows,
+    summary_tables,
+    variation_rates,
+    variation_table,
+    verdict,
+)
 
 from .test_bench import make_registry
 
@@ -147,3 +156,25 @@ def test_only_can_be_given_several_times(tmp_path: Path) -> None:
     assert main(argv) == 0
     keys = sorted(json.loads(line)["key"] for line in (out / "results.jsonl").read_text().splitlines())
     assert keys == ["g/alsofine", "g/fine"]
+
+
+def test_satisfied_among_satisfiable_is_counted_apart() -> None:
+    # b's violated constraint can never be satisfied (nInfeasible), c's could: the plain count keeps
+    # both as unsatisfied, the second count leaves b out, for Penrose too.
+    message = "style:7:3: InfeasibleConstraintWarning: ensure onCanvas(`B`.icon) can never be satisfied"
+    ours = [ok("a", 0.0, nInfeasible=0), ok("b", 9.0, 1, nInfeasible=1, infeasible=[message]),
+            ok("c", 1.0, 1, nInfeasible=0)]  # fmt: skip
+    theirs = [ok("a", 0.0), ok("b", 9.0, 1), ok("c", 0.0)]
+    pairs = pair_rows(ours, theirs)
+    line = headline(pairs)
+    assert "constraints satisfied on 1 of 3 (Penrose 2 of 3), on 1 of the 2 with no infeasible" in line
+    assert "(Penrose 2);" in line
+    quality = dict(summary_tables(pairs))["Layout quality"]
+    assert [row[1:] for row in quality.rows[:2]] == [["1 of 3", "2 of 3"], ["1 of 2", "2 of 2"]]
+    column = PER_TRIO_HEADER.index("infeasible constraints")
+    cells = {row[0]: row[column] for row in per_trio_rows(pairs)}
+    assert cells == {
+        "a": "0",
+        "b": "1: style:7:3: ensure onCanvas(`B`.icon) can never be satisfied",
+        "c": "0",
+    }
