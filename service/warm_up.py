@@ -18,11 +18,12 @@ from .pipeline import RECURSION_LIMIT
 
 def warm_up() -> None:
     """Load what every layout needs once per process, before the first request is timed: the
-    function library, the parsers (lark builds its tables on first use), the label fonts and the
+    function library, the parsers and their lexers (lark builds both on first use), the label fonts and the
     Wasm engine. A worker calls it at start, as Penrose's runner loads @penrose/core first."""
     import energies.library  # noqa: F401
     from energies.diagram_build import build_diagram
     from energies.labels import measure_equation, measure_text
+    from energies.lang.parse import prepare_parsers
 
     sys.setrecursionlimit(max(sys.getrecursionlimit(), RECURSION_LIMIT))
     diagram = build_diagram(_WARM_DOMAIN, _WARM_SUBSTANCE, _WARM_STYLE, "warm-up")
@@ -30,6 +31,7 @@ def warm_up() -> None:
     problem.goal_values(np.array(diagram.unknowns.x0))
     measure_text("warm", "sans-serif", "12px", label="warm-up")
     measure_equation("x^2", "12px", label="warm-up")
+    prepare_parsers()
 
 
 _WARM_DOMAIN = "type Thing"

@@ -18,7 +18,7 @@ from lark import Token
 from adcore import LRU
 from energies.lang import ast as A
 from energies.lang import style_ast as S
-from energies.lang.parse_util import UserError, name_of, pos_of, present, run_parser
+from energies.lang.parse_util import UserError, name_of, pos_of, prepare_lexer, present, run_parser
 from energies.lang.style_parse import StyleBuilder
 
 # ---- Domain ----------------------------------------------------------------------------
@@ -203,3 +203,10 @@ def parse_substance(text: str) -> A.SubstanceProg:
 @_cached("style")
 def parse_style(text: str) -> S.StyleProg:
     return run_parser("style", text, StyleBuilder)
+
+
+def prepare_parsers() -> None:
+    """Build the three parsers and all their lexers (process start-up, `service.warm_up`)."""
+    prepare_lexer("domain", _DomainBuilder)
+    prepare_lexer("substance", _SubstanceBuilder)
+    prepare_lexer("style", StyleBuilder)
