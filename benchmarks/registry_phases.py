@@ -49,12 +49,13 @@ CHILD = r"""
 import hashlib, json, sys, time
 from pathlib import Path
 import service.pipeline as pipeline
-try:
+if Path("service/warm_up.py").exists():
     from service.warm_up import warm_up
     from service.trios import load_registry
-except ImportError:  # revisions before service/warm_up.py and service/trios.py
+else:  # revisions before service/warm_up.py and service/trios.py
     from service.pipeline import warm_up
     from registry.trios import load_registry
+assert Path(pipeline.__file__).resolve().is_relative_to(Path.cwd().resolve()), "another checkout imported"
 
 warm_up()
 trio = load_registry(Path(sys.argv[1]), [sys.argv[2]])[0]
