@@ -36,6 +36,7 @@ description above.
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from collections.abc import Callable, Sequence
 from typing import NamedTuple, Protocol
@@ -61,7 +62,7 @@ class Tracker(Protocol):
 
 
 def _finite(x: np.ndarray, f: float, g: np.ndarray) -> bool:
-    return bool(np.isfinite(f)) and bool(np.isfinite(g).all()) and bool(np.isfinite(x).all())
+    return math.isfinite(f) and bool(np.isfinite(g).all()) and bool(np.isfinite(x).all())
 
 
 class Step(NamedTuple):
