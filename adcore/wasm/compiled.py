@@ -10,9 +10,9 @@ that compile ends moves the memory to an optimized instance and goes on there. T
 rebuilt in the same lists at that moment: index `inputs`/`outputs` at each use rather than keeping
 an array. Tier "deferred" (for a function whose number of calls is unknown, such as an energy an
 optimizer runs) starts a smaller module on baseline code too, but begins the optimizing compile only
-once its calls have taken about as long as that compile would (`OPTIMIZE_SECONDS_PER_BYTE`): a
-function called a few hundred times never pays for Cranelift, and one called for long pays at most
-about twice what the better tier would have cost. Both tiers compute the same numbers.
+once its calls have taken about a third of what that compile would (`DEFERRED_SECONDS_PER_BYTE`):
+a function called a few hundred times never pays for Cranelift, and one called for long pays a
+little more than on optimized code from the start. Both tiers compute the same numbers.
 """
 
 from __future__ import annotations
@@ -46,9 +46,11 @@ def module_for(f: Function, bounds_checks: bool = True) -> tuple[bytes, Plan]:
 # process per core, starting at 16 KB made the median layout 3x slower to optimize (the background
 # compile had no free core) and saved little compile time.
 BASELINE_MIN_BYTES = 256 * 1024
-# Cranelift's CPU time per byte of our Wasm, 0.8-1.3 µs on registry energies of 9-64 KB (Winch's:
-# 0.2-0.5 µs); a deferred function's baseline calls may take this long before it is optimized.
-OPTIMIZE_SECONDS_PER_BYTE = 1e-6
+# Seconds of baseline calls per byte of Wasm a deferred function runs before it is optimized: about a
+# third of Cranelift's compile (0.8-1.3 µs a byte on registry energies of 9-64 KB; Winch's 0.2-0.5).
+# Registry layouts make a median of 480 energy evaluations, a third of them over 2,400: waiting for a
+# whole compile's worth (1 µs) cost those long layouts more CPU than the short ones saved.
+DEFERRED_SECONDS_PER_BYTE = 0.3e-6
 
 
 def starting_tier(wasm: bytes, tier: str, cache_dir: str | Path | None) -> str:
@@ -97,7 +99,7 @@ class Compiled:
         self._cache_dir = cache_dir
         # "deferred": seconds of baseline calls left before the optimizing compile begins
         self._deferred = (
-            len(wasm) * OPTIMIZE_SECONDS_PER_BYTE if start == "baseline" and tier == "deferred" else None
+            len(wasm) * DEFERRED_SECONDS_PER_BYTE if start == "baseline" and tier == "deferred" else None
         )
         if start == "baseline" and tier == "auto":
             self._optimizing = optimize_in_background(wasm, cache_dir)

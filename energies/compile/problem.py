@@ -100,7 +100,7 @@ class CompiledProblem:
             if kind.rows_in.size and not (kind.rows_in.min() >= 0 and kind.rows_in.max() < self.n_inputs):
                 raise ValueError(f"goal table of {kind.name} indexes outside the {self.n_inputs} unknowns")
         # "deferred": most layouts call their energy a few hundred times, too few to repay Cranelift's
-        # compile (adcore.Compiled optimizes it once its baseline calls have cost about as much)
+        # compile (adcore.Compiled optimizes it once its baseline calls have cost a part of that)
         self.vg = Compiled(
             found.energy_and_grad,
             time_limit=time_limit,

@@ -165,7 +165,7 @@ def test_a_deferred_function_is_optimized_only_after_its_calls_cost_about_a_comp
     g = long_gradient(7)
     x0, x1, x2 = points(7)
     # a budget no call can exhaust: baseline code for good, and no compile begun behind it
-    monkeypatch.setattr(compiled, "OPTIMIZE_SECONDS_PER_BYTE", 1.0)
+    monkeypatch.setattr(compiled, "DEFERRED_SECONDS_PER_BYTE", 1.0)
     patient = compile(g, tier="deferred")
     values = [patient(x) for x in (x0, x1, x2)]
     assert patient.tier == "baseline" and patient._optimizing is None
@@ -173,7 +173,7 @@ def test_a_deferred_function_is_optimized_only_after_its_calls_cost_about_a_comp
         assert np.allclose(v, interp(g)(x), rtol=1e-9, atol=0)
     # a budget of a nanosecond a byte: spent within a few calls, then optimized code, same numbers
     runtime.clear_memory_cache()
-    monkeypatch.setattr(compiled, "OPTIMIZE_SECONDS_PER_BYTE", 1e-9)
+    monkeypatch.setattr(compiled, "DEFERRED_SECONDS_PER_BYTE", 1e-9)
     eager = compile(g, tier="deferred")
     assert eager.tier == "baseline"
     for _ in range(200):
