@@ -36,6 +36,7 @@ description above.
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from collections.abc import Callable, Sequence
 from typing import NamedTuple, Protocol
@@ -61,7 +62,7 @@ class Tracker(Protocol):
 
 
 def _finite(x: np.ndarray, f: float, g: np.ndarray) -> bool:
-    return bool(np.isfinite(f)) and bool(np.isfinite(g).all()) and bool(np.isfinite(x).all())
+    return math.isfinite(f) and bool(np.isfinite(g).all()) and bool(np.isfinite(x).all())
 
 
 class Step(NamedTuple):
@@ -94,10 +95,18 @@ def line_search(fun: Energy, x0: np.ndarray, r: np.ndarray, f0: float, g0: np.nd
     return Step(x0 - t * r, t)
 
 
-def two_loop(g: np.ndarray, pairs: Sequence[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
-    """r = H g for the L-BFGS inverse Hessian H of the pairs (s, y), newest first."""
+def pair_rho(s: np.ndarray, y: np.ndarray) -> float:
+    return 1.0 / (float(y @ s) + EPSD)
+
+
+def two_loop(
+    g: np.ndarray, pairs: Sequence[tuple[np.ndarray, np.ndarray]], rhos: Sequence[float] | None = None
+) -> np.ndarray:
+    """r = H g for the L-BFGS inverse Hessian H of the pairs (s, y), newest first; `rhos`, each
+    pair's `pair_rho`, kept beside the pairs, spares recomputing them at every iteration."""
     q = g.copy()
-    rhos = [1.0 / (float(y @ s) + EPSD) for s, y in pairs]
+    if rhos is None:
+        rhos = [pair_rho(s, y) for s, y in pairs]
     alphas = []
     for (s, y), rho in zip(pairs, rhos):
         a = rho * float(s @ q)
@@ -122,14 +131,16 @@ def drive_penrose(tracker: Tracker, x0: np.ndarray, on_iteration: Callable[[floa
     f_prev, g_prev = fun(x_prev)
     step = line_search(trial, x_prev, g_prev, f_prev, g_prev)  # first step: H = I, not checked
     pairs: deque[tuple[np.ndarray, np.ndarray]] = deque(maxlen=M)  # newest first
+    rhos: deque[float] = deque(maxlen=M)
     while True:
         x = step.x
         # Penrose evaluates φ here again; the line search's last trial already did, at this very point
         # (the same numbers), unless it moved on unevaluated.
         f, g = (step.f, step.g) if step.g is not None else fun(x)
         pairs.appendleft((x - x_prev, g - g_prev))
+        rhos.appendleft(pair_rho(*pairs[0]))
         x_prev, g_prev = x, g
-        r = two_loop(g, pairs)
+        r = two_loop(g, pairs, rhos)
         step = line_search(trial, x_prev, r, f, g)
         tracker.accept()
         tracker.iterate_energy = f  # Penrose's lastUOenergy: φ where this line search started

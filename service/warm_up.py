@@ -18,12 +18,13 @@ from .pipeline import RECURSION_LIMIT
 
 def warm_up() -> None:
     """Load what every layout needs once per process, before the first request is timed: the
-    function library, the parsers (lark builds its tables on first use), the label fonts, the Wasm
-    engine and the L-BFGS-B of the optimizer's feasibility finish. A worker calls it at start, as
-    Penrose's runner loads @penrose/core first."""
+    function library, the parsers and their lexers (lark builds both on first use), the label fonts,
+    the Wasm engine and the L-BFGS-B of the optimizer's feasibility finish. A worker calls it at
+    start, as Penrose's runner loads @penrose/core first."""
     import energies.library  # noqa: F401
     from energies.diagram_build import build_diagram
     from energies.labels import measure_equation, measure_text
+    from energies.lang.parse import prepare_parsers
     from energies.optimize import load_finish_solver
 
     sys.setrecursionlimit(max(sys.getrecursionlimit(), RECURSION_LIMIT))
@@ -33,6 +34,7 @@ def warm_up() -> None:
     measure_text("warm", "sans-serif", "12px", label="warm-up")
     measure_equation("x^2", "12px", label="warm-up")
     load_finish_solver()
+    prepare_parsers()
 
 
 _WARM_DOMAIN = "type Thing"

@@ -8,12 +8,17 @@ Tiers: a large module (`BASELINE_MIN_BYTES`) not yet in the caches starts on bas
 compiles it in milliseconds) while Cranelift compiles it in the background; the first call after
 that compile ends moves the memory to an optimized instance and goes on there. The views are
 rebuilt in the same lists at that moment: index `inputs`/`outputs` at each use rather than keeping
-an array.
+an array. Tier "deferred" (for a function whose number of calls is unknown, such as an energy an
+optimizer runs) starts a smaller module on baseline code too, but begins the optimizing compile only
+once its calls have taken about a third of what that compile would (`DEFERRED_SECONDS_PER_BYTE`):
+a function called a few hundred times never pays for Cranelift, and one called for long pays a
+little more than on optimized code from the start. Both tiers compute the same numbers.
 """
 
 from __future__ import annotations
 
 import ctypes
+import time
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
@@ -41,21 +46,27 @@ def module_for(f: Function, bounds_checks: bool = True) -> tuple[bytes, Plan]:
 # process per core, starting at 16 KB made the median layout 3x slower to optimize (the background
 # compile had no free core) and saved little compile time.
 BASELINE_MIN_BYTES = 256 * 1024
+# Seconds of baseline calls per byte of Wasm a deferred function runs before it is optimized: about a
+# third of Cranelift's compile (0.8-1.3 µs a byte on registry energies of 9-64 KB; Winch's 0.2-0.5).
+# Registry layouts make a median of 480 energy evaluations, a third of them over 2,400: waiting for a
+# whole compile's worth (1 µs) cost those long layouts more CPU than the short ones saved.
+DEFERRED_SECONDS_PER_BYTE = 0.3e-6
 
 
 def starting_tier(wasm: bytes, tier: str, cache_dir: str | Path | None) -> str:
-    """The tier to start on. For "auto": optimized if cached or small, else baseline."""
-    if tier != "auto":
-        return tier
-    if len(wasm) < BASELINE_MIN_BYTES or cached_module(wasm, cache_dir) is not None:
+    """The tier to start on: "auto" and "deferred" start optimized if the module is cached, "auto"
+    also if it is small; otherwise on baseline code."""
+    if tier == "auto" and len(wasm) < BASELINE_MIN_BYTES:
         return "optimized"
-    return "baseline"
+    if tier in ("auto", "deferred"):
+        return "optimized" if cached_module(wasm, cache_dir) is not None else "baseline"
+    return tier
 
 
 class Compiled:
     """One instance of a compiled function (with its own Store: use one per thread).
 
-    ``tier``: "auto" (see the module docstring), "optimized" or "baseline" (no tier-up).
+    ``tier``: "auto", "deferred" (see the module docstring), "optimized" or "baseline" (no tier-up).
     """
 
     def __init__(
@@ -72,9 +83,12 @@ class Compiled:
         ir: Function = f.ir if hasattr(f, "ir") else f
         self.ir = ir
         wasm, self.plan = module_for(ir, bounds_checks)
+        self._bounds_checks = bounds_checks
         self.wasm_bytes = len(wasm)
         self.inputs: list[np.ndarray | None] = []
         self.outputs: list[np.ndarray | None] = []
+        if tier == "deferred" and len(wasm) >= BASELINE_MIN_BYTES:
+            tier = "auto"  # a large module is compiled in the background from the start
         start = starting_tier(wasm, tier, cache_dir)
         disk = cache_dir if start == "optimized" else None  # baseline code is never worth keeping
         limits = {"time_limit": time_limit, "memory_limit": memory_limit}
@@ -82,6 +96,11 @@ class Compiled:
         instance = Instance(wasm, self.host, cache_dir=disk, tier=start, **limits)
         # Started once the baseline code exists, so the two compiles never compete for the cores.
         self._optimizing: Future[wasmtime.Module] | None = None
+        self._cache_dir = cache_dir
+        # "deferred": seconds of baseline calls left before the optimizing compile begins
+        self._deferred = (
+            len(wasm) * DEFERRED_SECONDS_PER_BYTE if start == "baseline" and tier == "deferred" else None
+        )
         if start == "baseline" and tier == "auto":
             self._optimizing = optimize_in_background(wasm, cache_dir)
         self._bind(instance)
@@ -93,20 +112,35 @@ class Compiled:
     def _bind(self, instance: Instance) -> None:
         self.instance = instance
         fast = instance.fast("main")
-        # While an optimized module is on its way, calls go through a check; afterwards, straight in.
-        self.call_raw = fast if self._optimizing is None else self._call_checking
+        # While an optimized module is due or on its way, calls go through a check; afterwards, straight in.
+        self.call_raw = fast if self._optimizing is None and self._deferred is None else self._call_checking
         self._fast = fast
         ir, plan = self.ir, self.plan
         self.inputs[:] = [self._view(p.ty, a) for p, a in zip(ir.params, plan.param_addrs)]
         self.outputs[:] = [self._view(t, a) for t, a in zip(ir.result_types, plan.result_addrs)]
 
     def _call_checking(self, *args: float | int) -> object:
+        if self._deferred is not None:
+            start = time.perf_counter()
+            result = self._fast(*args)
+            self._deferred -= time.perf_counter() - start
+            if self._deferred <= 0:
+                self._start_optimizing()
+            return result
         if self._optimizing is not None and self._optimizing.done():
             self._tier_up()
         return self._fast(*args)
 
+    def _start_optimizing(self) -> None:
+        self._deferred = None
+        self._optimizing = optimize_in_background(
+            module_for(self.ir, self._bounds_checks)[0], self._cache_dir
+        )
+
     def wait_optimized(self, timeout: float | None = None) -> bool:
         """Block until the optimized code runs this function (True), or `timeout` seconds pass."""
+        if self._deferred is not None:
+            self._start_optimizing()
         if self._optimizing is not None:
             try:
                 self._optimizing.result(timeout)

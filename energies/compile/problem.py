@@ -100,8 +100,15 @@ class CompiledProblem:
         for kind in self.kinds:  # our own tables: checked once here instead of at every gather
             if kind.rows_in.size and not (kind.rows_in.min() >= 0 and kind.rows_in.max() < self.n_inputs):
                 raise ValueError(f"goal table of {kind.name} indexes outside the {self.n_inputs} unknowns")
+        # "deferred": most layouts call their energy a few hundred times, too few to repay Cranelift's
+        # compile (adcore.Compiled optimizes it once its baseline calls have cost a part of that);
+        # with a shared disk cache the optimized code is compiled once for every worker and replica
         self.vg = Compiled(
-            found.energy_and_grad, time_limit=time_limit, bounds_checks=False, cache_dir=DISK_CACHE
+            found.energy_and_grad,
+            time_limit=time_limit,
+            bounds_checks=False,
+            cache_dir=DISK_CACHE,
+            tier="auto" if DISK_CACHE else "deferred",
         )
         if cache is not None and not self.cache_hit:  # weighed by its Wasm, which Compiled has built
             found.wasm_bytes = self.vg.wasm_bytes

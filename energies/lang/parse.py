@@ -18,7 +18,16 @@ from lark import Token
 from adcore import LRU
 from energies.lang import ast as A
 from energies.lang import style_ast as S
-from energies.lang.parse_util import UserError, keywords, make_parser, name_of, pos_of, present, run_parser
+from energies.lang.parse_util import (
+    UserError,
+    keywords,
+    make_parser,
+    name_of,
+    pos_of,
+    prepare_lexer,
+    present,
+    run_parser,
+)
 from energies.lang.style_parse import StyleBuilder
 
 # ---- Domain ----------------------------------------------------------------------------
@@ -209,3 +218,10 @@ def parse_style(text: str) -> S.StyleProg:
 def substance_keywords() -> frozenset[str]:
     """The words that begin a Substance statement (`AutoLabel`, `Let`, ...)."""
     return keywords(make_parser("substance", _SubstanceBuilder), statements_only=True)
+
+
+def prepare_parsers() -> None:
+    """Build the three parsers and all their lexers (process start-up, `service.warm_up`)."""
+    prepare_lexer("domain", _DomainBuilder)
+    prepare_lexer("substance", _SubstanceBuilder)
+    prepare_lexer("style", StyleBuilder)

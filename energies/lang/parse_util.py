@@ -334,6 +334,15 @@ def _scanners(parser: lark.Lark) -> _Scanners | None:
     return _Scanners(lexer)
 
 
+def prepare_lexer(source: Source, builder_cls: type) -> None:
+    """Compile the lexer of every parser state now (a host's start-up work) instead of on first use,
+    where a Style reaching new states paid for them (5-10 ms on a registry trio)."""
+    scanners = _scanners(make_parser(source, builder_cls))
+    if scanners is not None:
+        for state in scanners.lexer.lexers:
+            scanners[state]  # noqa: B018 (made on first access)
+
+
 def _lex(parser: lark.Lark, interactive: Any) -> Iterator[Token]:
     """The tokens lark's contextual lexer gives, without its three calls per token.
 

@@ -19,7 +19,9 @@ CHUNKS = 6  # bytes taken first for each number
 SIGNIFICANCE = 2**52  # a number carries at least 52 significant bits
 OVERFLOW = 2**53  # and at most 53
 DROPPED = WIDTH  # output bytes discarded after keying (RC4-drop[256])
-BLOCK = 4096  # keystream bytes made at a time: one tight loop instead of a call per byte
+# Keystream bytes made at a time: a number takes about 7, and most generators draw tens to hundreds
+# (a portfolio start's median is 22 numbers), so a small block wastes little of the per-byte loop.
+BLOCK = 256
 
 
 def seed_key(seed: str) -> list[int]:
@@ -47,29 +49,30 @@ class SeedRandom:
             j = (j + key[i % len(key)] + s[i]) & MASK
             s[i], s[j] = s[j], s[i]
         self._s, self._i, self._j = s, 0, 0
-        self._stream = b""
+        self._keystream(DROPPED)
+        self._stream = self._keystream(BLOCK)
         self._pos = 0
-        self._next_bytes(DROPPED)
 
-    def _refill(self) -> None:
+    def _keystream(self, count: int) -> bytes:
+        """The next `count` bytes of RC4's output."""
         s, i, j = self._s, self._i, self._j
-        out = bytearray(BLOCK)
-        for k in range(BLOCK):
-            i = (i + 1) & MASK
+        out = bytearray(count)
+        for k in range(count):  # literals, not MASK: a constant load is cheaper than a global's
+            i = (i + 1) & 255
             t = s[i]
-            j = (j + t) & MASK
+            j = (j + t) & 255
             u = s[j]
-            s[i], s[j] = u, t
-            out[k] = s[(u + t) & MASK]
+            s[i] = u
+            s[j] = t
+            out[k] = s[(u + t) & 255]
         self._i, self._j = i, j
-        self._stream = self._stream[self._pos :] + bytes(out)
-        self._pos = 0
+        return bytes(out)
 
     def _next_bytes(self, count: int) -> int:
         """The next `count` keystream bytes as one big-endian integer."""
         p = self._pos
         if p + count > len(self._stream):
-            self._refill()
+            self._stream = self._stream[p:] + self._keystream(max(count, BLOCK))
             p = 0
         self._pos = p + count
         return int.from_bytes(self._stream[p : p + count], "big")

@@ -156,3 +156,39 @@ def test_a_process_exits_cleanly_while_optimized_code_is_still_compiling() -> No
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["baseline", "False"]
+
+
+def test_a_deferred_function_is_optimized_only_after_its_calls_cost_about_a_compile(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(compiled, "BASELINE_MIN_BYTES", 1 << 30)  # so its module counts as small
+    g = long_gradient(7)
+    x0, x1, x2 = points(7)
+    # a budget no call can exhaust: baseline code for good, and no compile begun behind it
+    monkeypatch.setattr(compiled, "DEFERRED_SECONDS_PER_BYTE", 1.0)
+    patient = compile(g, tier="deferred")
+    values = [patient(x) for x in (x0, x1, x2)]
+    assert patient.tier == "baseline" and patient._optimizing is None
+    for x, v in zip((x0, x1, x2), values):
+        assert np.allclose(v, interp(g)(x), rtol=1e-9, atol=0)
+    # a budget of a nanosecond a byte: spent within a few calls, then optimized code, same numbers
+    runtime.clear_memory_cache()
+    monkeypatch.setattr(compiled, "DEFERRED_SECONDS_PER_BYTE", 1e-9)
+    eager = compile(g, tier="deferred")
+    assert eager.tier == "baseline"
+    for _ in range(200):
+        eager(x0)
+        if eager._optimizing is not None:
+            break
+    assert eager._optimizing is not None and eager.wait_optimized(timeout=120)
+    assert eager.tier == "optimized"
+    assert [eager(x) for x in (x0, x1, x2)] == values  # bit for bit, as the baseline code
+    # once optimized code is cached, a deferred function starts on it
+    assert compile(g, tier="deferred").tier == "optimized"
+
+
+def test_a_large_deferred_module_is_compiled_in_the_background_at_once() -> None:
+    g = long_gradient(8)
+    c = compile(g, tier="deferred")  # above the (test) threshold: "auto"'s background compile
+    assert c.tier == "baseline" and c._optimizing is not None
+    assert c.wait_optimized(timeout=120)

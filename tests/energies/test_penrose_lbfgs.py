@@ -70,6 +70,9 @@ def test_two_loop_is_the_bfgs_inverse_hessian_update() -> None:
         h = v.T @ h @ v + rho * np.outer(s, s)
     g = rng.normal(size=n)
     np.testing.assert_allclose(two_loop(g, pairs), h @ g, rtol=1e-10)
+    # the ρ kept beside the pairs (as drive_penrose does) give the same numbers, bit for bit
+    kept = [1.0 / (y @ s + EPSD) for s, y in pairs]
+    np.testing.assert_array_equal(two_loop(g, pairs, kept), two_loop(g, pairs))
 
 
 def _drive(fun, x0: np.ndarray, tol: float) -> tuple[np.ndarray, DecrementTracker, list[float]]:  # type: ignore[no-untyped-def]

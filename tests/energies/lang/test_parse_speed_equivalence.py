@@ -165,3 +165,19 @@ def test_a_lark_without_the_expected_table_falls_back_to_lark_parse(monkeypatch:
             PARSERS["style"].__wrapped__("canvas {\n  width = = 400\n}\n")
     finally:
         parse_util._own_loop_fits.cache_clear()
+
+
+def test_prepared_parsers_compile_every_lexer_before_parsing():
+    # the start-up work leaves no parser state without its lexer: lark compiles one on a state's
+    # first use, which a program reaching new states paid for while being timed
+    from energies.lang.parse import StyleBuilder, _DomainBuilder, _SubstanceBuilder, prepare_parsers
+    from energies.lang.parse_util import make_parser
+
+    prepare_parsers()
+    for lang, builder in (
+        ("domain", _DomainBuilder),
+        ("substance", _SubstanceBuilder),
+        ("style", StyleBuilder),
+    ):
+        lexers = make_parser(lang, builder).parse_interactive("").lexer_thread.lexer.lexers
+        assert len(lexers) > 100 and all(basic._scanner is not None for basic in lexers.values())
