@@ -423,6 +423,11 @@ $("diagram").addEventListener("pointerdown", (event) => {
   event.preventDefault();
   const shape = target.querySelector(":scope > title").textContent;
   const start = svgPoint(svg, event);
+  // as Penrose's editor, the pointer is held where the shape's bounding box stays on the canvas
+  const box = target.getBBox(), view = svg.viewBox.baseVal;
+  const lo = { x: start.x - box.x, y: start.y - box.y };
+  const hi = { x: view.width - (box.x + box.width - start.x), y: view.height - (box.y + box.height - start.y) };
+  const clamp = (v, a, b) => Math.min(Math.max(v, Math.min(a, b)), Math.max(a, b));
   const drag = { shape, start, sent: null, latest: null, inFlight: false, begin: true, released: false };
   state.dragging = drag;
   state.session.dragged = true;
@@ -449,7 +454,7 @@ $("diagram").addEventListener("pointerdown", (event) => {
     const svgNow = $("diagram").querySelector("svg");
     const p = svgPoint(svgNow, e);
     // canvas units with y up, as Penrose's shapes are placed
-    drag.latest = { dx: p.x - start.x, dy: -(p.y - start.y) };
+    drag.latest = { dx: clamp(p.x, lo.x, hi.x) - start.x, dy: -(clamp(p.y, lo.y, hi.y) - start.y) };
     const el = [...svgNow.querySelectorAll("title")].find((t) => t.textContent === shape);
     if (el && svgNow !== svg) el.parentElement.classList.add("dragging");
     send();

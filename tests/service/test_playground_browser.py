@@ -210,8 +210,11 @@ def test_frames_stream_and_resample_changes_the_picture(page, record_property):
     # an edit of a cached trio: its first frame
     page.keyboard.press("Control+Enter")
     wait_rendered(page)
-    report_timing(record_property, "re-render first frame (cached trio)", page.evaluate(
-        "window.playgroundMetrics.firstFrameMs"))
+    report_timing(
+        record_property,
+        "re-render first frame (cached trio)",
+        page.evaluate("window.playgroundMetrics.firstFrameMs"),
+    )
 
 
 def test_pause_step_resume_and_cancel(page):
@@ -246,8 +249,10 @@ def test_dragging_a_shape_pins_it_and_resettles_the_others(page, record_property
         "[...document.querySelectorAll('#diagram .draggable > title')].map(t => t.textContent)"
     )
     assert "`Rocks`.circle" in names
-    circle = page.locator("#diagram g.draggable:has(> title:text-is('`Rocks`.circle')), "
-                          "#diagram circle.draggable:has(> title:text-is('`Rocks`.circle'))").first
+    circle = page.locator(
+        "#diagram g.draggable:has(> title:text-is('`Rocks`.circle')), "
+        "#diagram circle.draggable:has(> title:text-is('`Rocks`.circle'))"
+    ).first
     box = circle.bounding_box()
     others_before = page.evaluate(
         "[...document.querySelectorAll('#diagram circle')].map(c => c.getBoundingClientRect().x)"
@@ -274,6 +279,7 @@ def test_dragging_a_shape_pins_it_and_resettles_the_others(page, record_property
         "(() => { const s = document.querySelector('#diagram svg');"
         " return s.getBoundingClientRect().width / s.viewBox.baseVal.width; })()"
     )
+
     # the shape's center went where the pointer took it (96 px left, 48 px up on screen); its
     # radius is an unknown, so it may re-settle too
     def center(b):
@@ -293,6 +299,40 @@ def test_dragging_a_shape_pins_it_and_resettles_the_others(page, record_property
     assert steps  # frames came while the pointer moved
     report_timing(record_property, "drag step to its first frame (median)", steps[len(steps) // 2])
     report_timing(record_property, "drag step to its first frame (max)", steps[-1])
+
+
+def test_a_dragging_constraint_holds_the_shape_on_its_line(page):
+    # Penrose's form: the body of a function of [x, y] (canvas coordinates, y up)
+    open_example(page, "sets")
+    style = editor_text(page, "style").replace(
+        "s.circle = Circle {", 's.circle = Circle {\n    draggingConstraint: "return [x, 0];"'
+    )
+    fill_editor(page, "style", style)
+    page.evaluate("document.getElementById('status').textContent = ''")
+    page.keyboard.press("Control+Enter")
+    wait_rendered(page)
+    circle = page.locator("#diagram circle:has(> title:text-is('`Rocks`.circle'))").first
+    box = circle.bounding_box()
+    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] * 0.85
+    page.mouse.move(x, y)
+    page.mouse.down()
+    for k in range(1, 7):
+        page.mouse.move(x + 10 * k, y - 15 * k)  # up and right: only the right part may count
+        page.wait_for_timeout(30)
+    page.mouse.up()
+    page.wait_for_function(
+        "!window.playgroundMetrics.dragBusy"
+        " && window.playgroundMetrics.settledSeq === window.playgroundMetrics.dragSeq"
+        " && document.getElementById('live-text').textContent.startsWith('settled')"
+    )
+    svg = ET.fromstring(
+        page.evaluate("new XMLSerializer().serializeToString(document.querySelector('#diagram svg'))")
+    )
+    height = float(svg.get("viewBox").split()[3])
+    rocks = next(e for e in svg.iter(f"{SVG_NS}circle") if e.findtext(f"{SVG_NS}title") == "`Rocks`.circle")
+    assert float(rocks.get("cy")) == pytest.approx(height / 2, abs=1e-6)  # on y = 0
+    moved = circle.bounding_box()
+    assert moved["x"] - box["x"] > 20  # and it followed the pointer to the right
 
 
 def test_exports_give_files_that_parse(page, context):
