@@ -23,7 +23,8 @@ const state = {
   zoom: "fit",
   folder: null,             // {files: Map(path -> File), trios: [path]} of an opened folder
 };
-const metrics = { renderStarted: 0, firstFrameMs: null, frames: 0, dragSentAt: null, dragFrameMs: [], dragSeq: 0, settledSeq: 0, dragBusy: false };
+// result: the last render's outcome, {event: "done", svg} or {event: "error", message}, for checks
+const metrics = { result: null, renderStarted: 0, firstFrameMs: null, frames: 0, dragSentAt: null, dragFrameMs: [], dragSeq: 0, settledSeq: 0, dragBusy: false };
 window.playgroundMetrics = metrics; // read by the browser tests' timing report
 
 // -- editors --------------------------------------------------------------------------------------
@@ -270,6 +271,7 @@ async function render() {
   state.dragged = false;
   metrics.firstFrameMs = null;
   metrics.frames = 0;
+  metrics.result = null;
   let response;
   try {
     response = await fetch("/live?interactive=true", {
@@ -278,7 +280,10 @@ async function render() {
       body: JSON.stringify(trioRequest()),
     });
   } catch (err) {
-    if (state.session === session) { showErrors({ message: `request failed: ${err}` }); setStatus("request failed"); }
+    if (state.session === session) {
+      showErrors({ message: `request failed: ${err}` }); setStatus("request failed");
+      metrics.result = { event: "error", message: String(err) };
+    }
     return;
   }
   if (!response.ok) {
@@ -288,6 +293,7 @@ async function render() {
     if (response.status === 429) return renderOnce(body.message);
     showErrors(body);
     setStatus(`error ${response.status} (${body.error})`);
+    metrics.result = { event: "error", message: body.message };
     return;
   }
   setRunning(true);
@@ -336,6 +342,7 @@ function onEvent(session, event, data) {
   } else if (event === "done") {
     state.draggable = new Set(data.draggable || []);
     showSvg(data.svg);
+    metrics.result = { event: "done", svg: data.svg };
     markFresh();
     showReport(data);
     const total = ((performance.now() - metrics.renderStarted) / 1000).toFixed(2);
@@ -359,6 +366,7 @@ function onEvent(session, event, data) {
   else if (event === "error") {
     showErrors(data);
     setStatus(data.kind === "diagram" ? "error in the trio" : `layout failed (${data.status || data.kind})`);
+    metrics.result = { event: "error", message: data.message };
   } else if (event === "end") {
     if (data.reason === "cancel") { markStale("cancelled"); setStatus("cancelled"); }
     else if (data.reason === "idle") setStatus("live session ended after idling; Render to drag again");
@@ -385,8 +393,13 @@ async function renderOnce(reason) {
     body: JSON.stringify(trioRequest()),
   });
   const body = await response.json();
-  if (!response.ok) { showErrors(body); setStatus(`error ${response.status} (${body.error})`); return; }
+  if (!response.ok) {
+    showErrors(body); setStatus(`error ${response.status} (${body.error})`);
+    metrics.result = { event: "error", message: body.message };
+    return;
+  }
   showSvg(body.svg); markFresh(); showReport(body);
+  metrics.result = { event: "done", svg: body.svg };
   setStatus(`rendered in ${((performance.now() - metrics.renderStarted) / 1000).toFixed(2)} s` +
     caveats(body) + " (no live session was free: no frames, no dragging)");
 }
@@ -550,7 +563,9 @@ async function openTrioFile(path) {
   const base = dirOf(path);
   let spec;
   try { spec = JSON.parse(await readText(files.get(path))); } catch (err) {
-    setStatus(`${path}: not JSON (${err.message})`); return;
+    setStatus(`${path}: not JSON (${err.message})`);
+    metrics.result = { event: "error", message: `${path}: not JSON` };
+    return;
   }
   const trio = { variation: spec.variation || "" };
   for (const s of SOURCES) {
@@ -558,7 +573,11 @@ async function openTrioFile(path) {
     const parts = [];
     for (const ref of refs) {
       const file = files.get(normalize(`${base}/${ref}`));
-      if (!file) { setStatus(`${path}: ${s} file ${ref} is not among the opened files (open the whole folder)`); return; }
+      if (!file) {
+        setStatus(`${path}: ${s} file ${ref} is not among the opened files (open the whole folder)`);
+        metrics.result = { event: "error", message: `${s} file ${ref} is not among the opened files` };
+        return;
+      }
       parts.push(await readText(file));
     }
     trio[s] = parts.join("\n");

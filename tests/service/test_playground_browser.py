@@ -152,6 +152,20 @@ def test_editor_highlights_renders_and_fits_the_diagram(page):
     shot(page, "editor")
 
 
+def test_a_hex_color_is_one_token(page):
+    wait_rendered(page)
+    plain_color = page.locator("#style .cm-content").evaluate("e => getComputedStyle(e).color")
+    # a hex color is one token, in a color of its own, not digits coloured as numbers
+    fill_editor(page, "style", "canvas {\n  width = 800\n  color = #00ff00a0\n}\n")
+    hex_span = page.locator("#style .cm-content span", has_text="#00ff00a0")
+    assert hex_span.count() == 1 and hex_span.first.inner_text() == "#00ff00a0"
+    number_color = page.locator("#style .cm-content span", has_text="800").first.evaluate(
+        "e => getComputedStyle(e).color"
+    )
+    assert hex_span.first.evaluate("e => getComputedStyle(e).color") not in (plain_color, number_color)
+    open_example(page, "sets")  # the next visit (the edits are kept) opens a whole trio again
+
+
 def test_an_error_is_located_and_the_diagram_marked_stale(page):
     open_example(page, "graph")
     assert page.is_hidden("#stale")
