@@ -1,19 +1,22 @@
 """Live layouts: the optimizer's progress as a stream of frames, with pause, step, cancel and drag.
 
-    POST /live[?interactive=true]
+    POST /live[?interactive=true][&replaces=ID]
                               a trio (the body of POST /diagrams) in; a text/event-stream out:
                               session {id}, frame {svg, stage, round, start, iterations, energy,
                               maxViolation, elapsedMs}..., then done {svg, report..., draggable} or
                               error {kind, message, diagnostics}, then end {reason}; with
                               interactive=true the stream stays open after done for drags
-                              (frame..., settled) until the client ends it or it idles
+                              (frame..., settled) until the client ends it or it idles;
+                              replaces=ID ends the client's previous session ID first
     POST /live/{id}           a command for the session: {"action": "pause" | "step" | "resume" |
                               "cancel" | "end"} or {"action": "drag", "shape", "dx", "dy", "begin"?, "seq"?}
                               (the offset since the drag began, in canvas units, y up; "begin":
                               true on a drag's first command); 204, or 404 for no such session
 
 Each session runs in a live worker process of its own (`service.live_session`), never in the event
-loop; at most `Settings.live_sessions` run at once (a further one gets 429), each layout or drag under
+loop; at most `Settings.live_sessions` run at once (a further one takes the worker of the session
+that has rested longest after its layout, whose stream ends with reason `reclaimed`, or else gets
+429 at once), each layout or drag under
 the service's time limit, and a session left without a command for `Settings.live_idle` seconds
 (paused, or after its layout) ends. The workers start on the first session and stay, so the
 compiled energies they cache serve the next sessions. A worker that does not end its session within
@@ -28,6 +31,7 @@ import json
 import logging
 import secrets
 import threading
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
@@ -42,7 +46,7 @@ from .schemas import DiagramRequest
 from .settings import Settings
 
 log = logging.getLogger("service.live")
-BUSY_WAIT = 5.0  # seconds a new session waits for a busy one to end before the answer is 429
+BUSY_WAIT = 5.0  # seconds a new session waits at most for ending sessions to free their workers
 
 
 def live_worker_main(conn: Connection, idle_limit: float, config: WorkerConfig) -> None:
@@ -72,6 +76,8 @@ class LiveSession:
     worker: Worker
     events: asyncio.Queue[dict[str, Any] | None] = field(default_factory=asyncio.Queue)
     ended: bool = False
+    ending: bool = False  # told to end (its client left, or it was reclaimed)
+    resting_since: float | None = None  # laid out (or settled after a drag), waiting for a drag
 
 
 class LiveCommand(BaseModel):
@@ -115,12 +121,21 @@ class LiveSessions:
             self.warming = asyncio.get_running_loop().create_task(start())
 
     async def open(self, job: dict[str, Any]) -> LiveSession | None:
-        """A session on an idle (or new) worker, or None when all `live_sessions` stay in use for
-        `BUSY_WAIT` seconds (a page that starts a new layout has just dropped its last session,
-        which takes a moment to end)."""
+        """A session on an idle (or new) worker. When every worker is in use, the session that has
+        rested longest after its layout (it only waits for drags) is reclaimed for this one. A
+        session already ending is waited for (up to `BUSY_WAIT`), even when another worker could be
+        started. None at once when every session is laying out or dragging, so that a client falls
+        back to POST /diagrams without waiting."""
         for _ in range(int(BUSY_WAIT / 0.05)):
-            if self.idle or self.count < self.settings.live_sessions:
+            if self.idle:
                 break
+            # an ending session's worker is free in a moment: sooner than a new process starts
+            if not any(s.ending for s in self.sessions.values()):
+                if self.count < self.settings.live_sessions:
+                    break
+                self.reclaim()
+                if not any(s.ending for s in self.sessions.values()):
+                    return None
             await asyncio.sleep(0.05)
         async with self.lock:
             if self.warming is not None:
@@ -151,12 +166,24 @@ class LiveSessions:
         threading.Thread(target=self.pump, args=(session, loop), daemon=True, name="live-pump").start()
         return session
 
+    def reclaim(self) -> None:
+        resting = [s for s in self.sessions.values() if s.resting_since is not None and not s.ending]
+        if resting:
+            oldest = min(resting, key=lambda s: s.resting_since or 0.0)
+            oldest.ending = True
+            self.command(oldest.id, {"action": "reclaimed"})
+
     def pump(self, session: LiveSession, loop: asyncio.AbstractEventLoop) -> None:
         """Forward the worker's messages to the session's queue until its session ends (a thread)."""
         conn = session.worker.conn
         try:
             while True:
                 message = json.loads(conn.recv_bytes())
+                event = message.get("event")
+                if event in ("done", "settled"):
+                    session.resting_since = time.monotonic()
+                elif event == "frame":
+                    session.resting_since = None
                 loop.call_soon_threadsafe(session.events.put_nowait, message)
                 if message.get("event") == "end":
                     break
@@ -182,6 +209,10 @@ class LiveSessions:
         session = self.sessions.get(session_id)
         if session is None or session.ended:
             return False
+        if command.get("action") == "drag":
+            session.resting_since = None
+        elif command.get("action") in ("cancel", "end"):
+            session.ending = True
         with contextlib.suppress(OSError):
             session.worker.conn.send_bytes(json.dumps(command).encode())
         return True
@@ -190,6 +221,7 @@ class LiveSessions:
         """The client went away: end the session; kill its worker if it does not end in time."""
         if session.ended:
             return
+        session.ending = True
         self.command(session.id, {"action": "end"})
         await asyncio.sleep(0)
         deadline = self.settings.kill_grace + self.settings.time_limit
@@ -223,9 +255,13 @@ def live_router(settings: Settings, error_response: Any) -> tuple[APIRouter, Liv
             429: {"description": "All live sessions are in use"},
         },
     )
-    async def open_live(body: DiagramRequest, request: Request, interactive: bool = False) -> Response:
+    async def open_live(
+        body: DiagramRequest, request: Request, interactive: bool = False, replaces: str | None = None
+    ) -> Response:
         request_id = request.scope.get("state", {}).get("request_id", "-")
         job = body.job(request_id, settings.time_limit, goals=False, interactive=interactive)
+        if replaces:  # the client's previous session, ended here: its stream's close may come later
+            live.command(replaces, {"action": "end"})
         session = await live.open(job)
         if session is None:
             return error_response(

@@ -102,7 +102,7 @@ class Session:
 
     def command(self, message: dict[str, Any], dragging: bool) -> None:
         action = message.get("action")
-        if action in ("cancel", "end"):
+        if action in ("cancel", "end", "reclaimed"):
             raise Interrupt(action)
         if action == "pause":
             self.paused, self.step = True, False

@@ -246,6 +246,8 @@ async function control(action, extra = {}) {
 
 function stopSession() {
   if (state.session) state.session.abort.abort();
+  // the next render tells the server to end it at once (the aborted stream's close may come later)
+  if (state.session && state.session.id) state.replaces = state.session.id;
   state.session = null;
   state.draggable = new Set();
   setRunning(false);
@@ -274,7 +276,9 @@ async function render() {
   metrics.result = null;
   let response;
   try {
-    response = await fetch("/live?interactive=true", {
+    const replaces = state.replaces ? `&replaces=${encodeURIComponent(state.replaces)}` : "";
+    state.replaces = null;
+    response = await fetch(`/live?interactive=true${replaces}`, {
       method: "POST", signal: abort.signal,
       headers: { "content-type": "application/json", accept: "text/event-stream" },
       body: JSON.stringify(trioRequest()),
@@ -290,7 +294,7 @@ async function render() {
     const body = await response.json().catch(() => ({ message: `HTTP ${response.status}` }));
     if (state.session !== session) return;
     state.session = null;
-    if (response.status === 429) return renderOnce(body.message);
+    if (response.status === 429) return renderOnce();
     showErrors(body);
     setStatus(`error ${response.status} (${body.error})`);
     metrics.result = { event: "error", message: body.message };
@@ -370,6 +374,7 @@ function onEvent(session, event, data) {
   } else if (event === "end") {
     if (data.reason === "cancel") { markStale("cancelled"); setStatus("cancelled"); }
     else if (data.reason === "idle") setStatus("live session ended after idling; Render to drag again");
+    else if (data.reason === "reclaimed") setStatus("live session given to another editor (the server is busy); Render to drag again");
     setRunning(false);
   }
 }
@@ -386,8 +391,8 @@ function caveats(report) {
 }
 
 // When every live session is busy, the plain endpoint still renders (without frames).
-async function renderOnce(reason) {
-  setStatus(`${reason} — rendering without live frames…`);
+async function renderOnce() {
+  setStatus("live frames unavailable (server busy): rendering without them…");
   const response = await fetch("/diagrams", {
     method: "POST", headers: { "content-type": "application/json", accept: "application/json" },
     body: JSON.stringify(trioRequest()),
@@ -401,7 +406,7 @@ async function renderOnce(reason) {
   showSvg(body.svg); markFresh(); showReport(body);
   metrics.result = { event: "done", svg: body.svg };
   setStatus(`rendered in ${((performance.now() - metrics.renderStarted) / 1000).toFixed(2)} s` +
-    caveats(body) + " (no live session was free: no frames, no dragging)");
+    caveats(body) + "; live frames and dragging unavailable (server busy: every live session is laying out)");
 }
 
 $("render").addEventListener("click", render);

@@ -8,15 +8,17 @@ import math
 import shutil
 import subprocess
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
 
+from service import live
 from service.drag_constraint import DragConstraintError, parse_drag_constraint
 
-from .service_support import example_body
+from .service_support import example_body, heavy_body
 
 
 def events(response: httpx.Response) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -216,25 +218,50 @@ def test_a_drag_follows_the_styles_dragging_constraint(live_server, constraint, 
     assert on_it(x, y) == pytest.approx(0, abs=1e-6)
 
 
-def test_sessions_beyond_the_limit_are_refused(live_server):
-    # the live server allows 2 sessions: two idle after their layout, a third is refused with 429
+def open_stream(url: str, body: dict[str, Any]) -> tuple[httpx.Client, httpx.Response, Iterator]:
+    client = httpx.Client(timeout=60)
+    response = client.send(
+        client.build_request("POST", f"{url}/live?interactive=true", json=body), stream=True
+    )
+    return client, response, events(response)
+
+
+def test_a_session_beyond_the_limit_takes_the_longest_resting_ones_worker(live_server):
+    # the live server allows 2 sessions: both rest after their layouts (waiting for drags); a third
+    # is served at once on the worker of the one that rested longest, whose stream ends "reclaimed"
     streams = []
     try:
         for _ in range(2):
-            client = httpx.Client(timeout=60)
-            response = client.send(
-                client.build_request(
-                    "POST", f"{live_server}/live?interactive=true", json=example_body("sets")
-                ),
-                stream=True,
-            )
-            iterator = events(response)
+            client, response, iterator = open_stream(live_server, example_body("sets"))
             while next(iterator)[0] != "done":
                 pass
-            streams.append((client, response, iterator))  # an iterator dropped closes its stream
+            streams.append((client, response, iterator))
+        with httpx.stream("POST", f"{live_server}/live", json=example_body("vectors"), timeout=60) as r:
+            assert r.status_code == 200
+            assert [e for e, _ in events(r)][-2:] == ["done", "end"]
+        oldest = streams[0][2]
+        assert [(e, d.get("reason")) for e, d in oldest] == [("end", "reclaimed")]
+    finally:
+        for client, response, _ in streams:
+            response.close()
+            client.close()
+
+
+def test_sessions_beyond_the_limit_are_refused_at_once_while_all_are_laying_out(live_server):
+    # two paused layouts are not resting: a third session is refused (429) without waiting for them
+    streams = []
+    try:
+        for k in range(2):
+            client, response, iterator = open_stream(live_server, heavy_body(variation=f"busy{k}"))
+            event, data = next(iterator)
+            assert event == "session"
+            assert command(live_server, data["id"], action="pause") == 204
+            streams.append((client, response, iterator))
+        t0 = time.monotonic()
         refused = httpx.post(f"{live_server}/live", json=example_body("sets"), timeout=30)
         assert refused.status_code == 429
         assert "live sessions are in use" in refused.json()["message"]
+        assert time.monotonic() - t0 < live.BUSY_WAIT  # not after waiting for a session to end
     finally:
         for client, response, _ in streams:
             response.close()

@@ -349,6 +349,40 @@ def test_a_dragging_constraint_holds_the_shape_on_its_line(page):
     assert moved["x"] - box["x"] > 20  # and it followed the pointer to the right
 
 
+def test_a_third_editor_goes_live_at_once_and_a_busy_server_still_renders(context, live_server):
+    # the server holds 2 live sessions: two editors rest after their layouts, a third takes the
+    # longest-resting one's session at once; when both are busy laying out, it renders without frames
+    pages = [context.new_page() for _ in range(3)]
+    for page in pages:
+        page.set_default_timeout(60_000)
+    try:
+        for page in pages[:2]:
+            page.goto(f"{live_server}/")
+            open_example(page, "sets")
+        third = pages[2]
+        third.goto(f"{live_server}/")
+        open_example(third, "graph")  # live: frames came (asserted by open_example)
+        assert "drag a shape" in third.inner_text("#status")
+        pages[0].wait_for_function("document.getElementById('status').textContent.includes('another editor')")
+        assert "rendered in" in pages[1].inner_text("#status")  # the younger one keeps its session
+        # both other editors lay out a long trio and pause it: no session rests, none is free
+        for k, page in enumerate(pages[:2]):
+            page.evaluate(f"document.getElementById('variation').value = 'busy{k}'")
+            fill_editor(page, "substance", heavy_body()["substance"])
+            page.keyboard.press("Control+Enter")
+            page.wait_for_function("window.playgroundMetrics.frames >= 1")
+            page.click("#pause")
+            page.wait_for_function("document.getElementById('pause').textContent === 'Resume'")
+        third.evaluate("document.getElementById('status').textContent = ''")
+        third.click("#render")
+        wait_rendered(third)
+        assert "live frames and dragging unavailable (server busy" in third.inner_text("#status")
+        assert third.locator("#diagram svg circle").count() >= 1 or third.locator("#diagram svg").count() == 1
+    finally:
+        for page in pages:
+            page.close()
+
+
 def test_exports_give_files_that_parse(page, context):
     open_example(page, "graph")
     page.click("#export")
