@@ -100,6 +100,7 @@ class LiveSessions:
         self.sessions: dict[str, LiveSession] = {}
         self.lock = asyncio.Lock()
         self.warming: asyncio.Task[None] | None = None
+        self.released = asyncio.Event()  # set whenever a session ends and frees its worker
 
     def prewarm(self) -> None:
         """Start a worker in the background if none is up (the playground's page load calls it, so
@@ -126,9 +127,8 @@ class LiveSessions:
         session already ending is waited for (up to `BUSY_WAIT`), even when another worker could be
         started. None at once when every session is laying out or dragging, so that a client falls
         back to POST /diagrams without waiting."""
-        for _ in range(int(BUSY_WAIT / 0.05)):
-            if self.idle:
-                break
+        deadline = time.monotonic() + BUSY_WAIT
+        while not self.idle:
             # an ending session's worker is free in a moment: sooner than a new process starts
             if not any(s.ending for s in self.sessions.values()):
                 if self.count < self.settings.live_sessions:
@@ -136,7 +136,11 @@ class LiveSessions:
                 self.reclaim()
                 if not any(s.ending for s in self.sessions.values()):
                     return None
-            await asyncio.sleep(0.05)
+            self.released.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.released.wait(), max(0.0, deadline - time.monotonic()))
+            if time.monotonic() >= deadline:
+                break
         async with self.lock:
             if self.warming is not None:
                 await self.warming
@@ -204,6 +208,7 @@ class LiveSessions:
             self.idle.append(session.worker)
         else:
             self.count -= 1
+        self.released.set()
 
     def command(self, session_id: str, command: dict[str, Any]) -> bool:
         session = self.sessions.get(session_id)

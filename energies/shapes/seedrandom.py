@@ -19,7 +19,10 @@ CHUNKS = 6  # bytes taken first for each number
 SIGNIFICANCE = 2**52  # a number carries at least 52 significant bits
 OVERFLOW = 2**53  # and at most 53
 DROPPED = WIDTH  # output bytes discarded after keying (RC4-drop[256])
-BLOCK = 4096  # keystream bytes made at a time: one tight loop instead of a call per byte
+# Keystream bytes made at a time (one tight loop instead of a call per byte): few at first, since
+# many generators (one per start of a layout) draw only a few hundred bytes; doubling after that.
+FIRST_BLOCK = 512
+MAX_BLOCK = 8192
 
 
 def seed_key(seed: str) -> list[int]:
@@ -49,12 +52,15 @@ class SeedRandom:
         self._s, self._i, self._j = s, 0, 0
         self._stream = b""
         self._pos = 0
+        self._block = FIRST_BLOCK
         self._next_bytes(DROPPED)
 
     def _refill(self) -> None:
         s, i, j = self._s, self._i, self._j
-        out = bytearray(BLOCK)
-        for k in range(BLOCK):
+        size = self._block
+        self._block = min(2 * size, MAX_BLOCK)
+        out = bytearray(size)
+        for k in range(size):
             i = (i + 1) & MASK
             t = s[i]
             j = (j + t) & MASK

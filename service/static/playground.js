@@ -340,7 +340,10 @@ function onEvent(session, event, data) {
     showSvg(data.svg);
     metrics.frames += 1;
     if (metrics.dragSentAt !== null) { metrics.dragFrameMs.push(performance.now() - metrics.dragSentAt); metrics.dragSentAt = null; }
-    if (metrics.firstFrameMs === null) metrics.firstFrameMs = performance.now() - metrics.renderStarted;
+    if (metrics.firstFrameMs === null) {
+      metrics.firstFrameMs = performance.now() - metrics.renderStarted;
+      metrics.firstFrameServerMs = data.elapsedMs; // of it, in the live worker (the rest: request, stream)
+    }
     if (!state.dragging) markFresh();
     setLive(liveLine(data, state.dragging || session.dragged ? "re-optimizing after the drag" : "optimizing"));
   } else if (event === "done") {
