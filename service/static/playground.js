@@ -90,7 +90,7 @@ function goTo(source, line, column) {
 
 // -- status, staleness, errors --------------------------------------------------------------------
 
-function setStatus(message) { $("status").textContent = message; }
+function setStatus(message) { $("status").textContent = message; $("status").title = message; }
 function setLive(message) { $("live-text").textContent = message; }
 
 function markStale(reason) {
@@ -603,6 +603,7 @@ async function openTrioFile(path) {
   }
   loadTrio(trio, { name: path.split("/").pop().replace(/\.trio\.json$/, ""), images });
   $("trio-select").value = path;
+  $("trio-select").title = path;
   setStatus(`opened ${path}`);
   render();
 }

@@ -464,6 +464,12 @@ def test_registry_trio_opens_from_its_folder_and_renders_as_the_cli(page, key):
     )
     expected = ET.fromstring(render_registry_trio(key).svg)
     assert svg_shapes(shown) == svg_shapes(expected)
+    # with the Trio menu shown, the header still takes two rows at most at 1280 px
+    rows = page.evaluate(
+        "new Set([...document.querySelectorAll('header > *')].filter(e => e.offsetParent !== null)"
+        ".map(e => Math.round(e.getBoundingClientRect().top / 8))).size"
+    )
+    assert rows <= 2, rows
     images = [e.get("href") for e in shown.iter(f"{SVG_NS}image")]
     assert all(h.startswith("data:image/") for h in images)  # the folder's images are shown
     if images:
