@@ -47,6 +47,8 @@ from .settings import Settings
 
 log = logging.getLogger("service.live")
 BUSY_WAIT = 5.0  # seconds a new session waits at most for ending sessions to free their workers
+# seconds for a client's just-closed stream to be noticed (its session then ends and frees a worker)
+CLOSE_GRACE = 1.0
 
 
 def live_worker_main(conn: Connection, idle_limit: float, config: WorkerConfig) -> None:
@@ -123,52 +125,53 @@ class LiveSessions:
 
     async def open(self, job: dict[str, Any]) -> LiveSession | None:
         """A session on an idle (or new) worker. When every worker is in use, the session that has
-        rested longest after its layout (it only waits for drags) is reclaimed for this one. A
-        session already ending is waited for (up to `BUSY_WAIT`), even when another worker could be
-        started. None at once when every session is laying out or dragging, so that a client falls
-        back to POST /diagrams without waiting."""
-        deadline = time.monotonic() + BUSY_WAIT
-        while not self.idle:
-            # an ending session's worker is free in a moment: sooner than a new process starts
-            if not any(s.ending for s in self.sessions.values()):
-                if self.count < self.settings.live_sessions:
-                    break
+        rested longest after its layout (it only waits for drags) is reclaimed for this one, and a
+        session being ended is waited for (up to `BUSY_WAIT`; it also goes before starting a new
+        process, for `CLOSE_GRACE`). None within `CLOSE_GRACE` when every session is laying out,
+        dragging or paused, so that a client falls back to POST /diagrams without waiting long."""
+        start = time.monotonic()
+        while True:
+            ending = any(s.ending for s in self.sessions.values())
+            worker = await self.take_worker(allow_new=not ending or time.monotonic() - start >= CLOSE_GRACE)
+            if worker is not None:
+                break
+            if not ending:
                 self.reclaim()
-                if not any(s.ending for s in self.sessions.values()):
-                    return None
+                ending = any(s.ending for s in self.sessions.values())
+            limit = start + (BUSY_WAIT if ending else CLOSE_GRACE)
+            if time.monotonic() >= limit:
+                return None
             self.released.clear()
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.released.wait(), max(0.0, deadline - time.monotonic()))
-            if time.monotonic() >= deadline:
-                break
-        async with self.lock:
-            if self.warming is not None:
-                await self.warming
-                self.warming = None
-            worker = None
-            while self.idle and worker is None:
-                candidate = self.idle.pop()
-                if candidate.process.is_alive():
-                    worker = candidate
-                else:
-                    self.count -= 1
-            if worker is None:
-                if self.count >= self.settings.live_sessions:
-                    return None
-                self.count += 1
-                try:
-                    worker = await asyncio.to_thread(
-                        start_live_worker, self.settings.live_idle, worker_config(self.settings)
-                    )
-                except Exception:
-                    self.count -= 1
-                    raise
+                await asyncio.wait_for(self.released.wait(), min(limit - time.monotonic(), 0.25))
         session = LiveSession(secrets.token_urlsafe(12), worker)
         self.sessions[session.id] = session
         worker.conn.send_bytes(json.dumps({"start": job}).encode())
         loop = asyncio.get_running_loop()
         threading.Thread(target=self.pump, args=(session, loop), daemon=True, name="live-pump").start()
         return session
+
+    async def take_worker(self, allow_new: bool) -> Worker | None:
+        """An idle worker, or a new one when allowed and below the limit; None when neither."""
+        async with self.lock:
+            if self.warming is not None:
+                await self.warming
+                self.warming = None
+            while self.idle:
+                worker = self.idle.pop()
+                if worker.process.is_alive():
+                    return worker
+                self.count -= 1
+            if not allow_new or self.count >= self.settings.live_sessions:
+                return None
+            self.count += 1
+            try:
+                return await asyncio.to_thread(
+                    start_live_worker, self.settings.live_idle, worker_config(self.settings)
+                )
+            except Exception:
+                self.count -= 1
+                raise
 
     def reclaim(self) -> None:
         resting = [s for s in self.sessions.values() if s.resting_since is not None and not s.ending]
