@@ -443,7 +443,14 @@ def svg_shapes(root: ET.Element) -> list[tuple[str, tuple[tuple[str, str], ...]]
 
 
 @pytest.mark.skipif(not HAS_REGISTRY, reason="needs ../shared/penrose-registry")
-@pytest.mark.parametrize("key", ["set-theory-domain/tree-venn", "set-theory-domain/tree-venn-3d"])
+@pytest.mark.parametrize(
+    "key",
+    [
+        "set-theory-domain/tree-venn",
+        "set-theory-domain/tree-venn-3d",  # with images
+        "graph-domain/textbook/sec2/fig11b",  # its Domain and Style two folders up
+    ],
+)
 def test_registry_trio_opens_from_its_folder_and_renders_as_the_cli(page, key):
     from .service_support import render_registry_trio
 
@@ -452,7 +459,7 @@ def test_registry_trio_opens_from_its_folder_and_renders_as_the_cli(page, key):
     page.evaluate("document.getElementById('status').textContent = ''")
     page.set_input_files("#folder-input", str(folder))
     page.wait_for_selector("#trio-choice:not([hidden])")
-    path = f"{folder.name}/{key.split('/')[1]}.trio.json"
+    path = f"{key}.trio.json"
     wait_rendered(page)  # the folder's first trio
     page.evaluate("document.getElementById('status').textContent = ''")
     page.select_option("#trio-select", path)
@@ -462,7 +469,9 @@ def test_registry_trio_opens_from_its_folder_and_renders_as_the_cli(page, key):
     shown = ET.fromstring(
         page.evaluate("new XMLSerializer().serializeToString(document.querySelector('#diagram svg'))")
     )
-    expected = ET.fromstring(render_registry_trio(key).svg)
+    cli_svg = render_registry_trio(key).svg
+    assert page.evaluate("window.playgroundMetrics.result.svg") == cli_svg  # byte for byte
+    expected = ET.fromstring(cli_svg)
     assert svg_shapes(shown) == svg_shapes(expected)
     # with the Trio menu shown, the header still takes two rows at most at 1280 px
     rows = page.evaluate(
