@@ -290,7 +290,9 @@ class Parser:
             if prefixed:  # as JavaScript: -x ** 2 is ambiguous
                 self.fail(self.tok.col, "put the unary expression before '**' in parentheses")
             t = self.take()
-            return Node("**", t.col, [node, self.unary()])  # right-associative
+            self.nest()
+            node = Node("**", t.col, [node, self.unary()])  # right-associative
+            self.depth -= 1
         return node
 
     def prefixed(self) -> tuple[Node, bool]:
