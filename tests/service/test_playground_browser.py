@@ -368,7 +368,7 @@ def test_a_third_editor_goes_live_at_once_and_a_busy_server_still_renders(contex
         # both other editors lay out a long trio and pause it: no session rests, none is free
         for k, page in enumerate(pages[:2]):
             page.evaluate(f"document.getElementById('variation').value = 'busy{k}'")
-            fill_editor(page, "substance", heavy_body()["substance"])
+            fill_editor(page, "substance", heavy_body(n_sets=60)["substance"])  # seconds of layout
             page.keyboard.press("Control+Enter")
             page.wait_for_function("window.playgroundMetrics.frames >= 1")
             page.click("#pause")
