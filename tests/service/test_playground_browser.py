@@ -351,8 +351,11 @@ def test_a_dragging_constraint_holds_the_shape_on_its_line(page):
 
 def test_a_third_editor_goes_live_at_once_and_a_busy_server_still_renders(context, live_server):
     # the server holds 2 live sessions: two editors rest after their layouts, a third takes the
-    # longest-resting one's session at once; when both are busy laying out, it renders without frames
+    # longest-resting one's session at once; when both are laying out, it renders without frames
+    from .test_live import command, open_stream
+
     pages = [context.new_page() for _ in range(3)]
+    busy = []
     for page in pages:
         page.set_default_timeout(60_000)
     try:
@@ -365,14 +368,12 @@ def test_a_third_editor_goes_live_at_once_and_a_busy_server_still_renders(contex
         assert "drag a shape" in third.inner_text("#status")
         pages[0].wait_for_function("document.getElementById('status').textContent.includes('another editor')")
         assert "rendered in" in pages[1].inner_text("#status")  # the younger one keeps its session
-        # both other editors lay out a long trio and pause it: no session rests, none is free
-        for k, page in enumerate(pages[:2]):
-            page.evaluate(f"document.getElementById('variation').value = 'busy{k}'")
-            fill_editor(page, "substance", heavy_body(n_sets=60)["substance"])  # seconds of layout
-            page.keyboard.press("Control+Enter")
-            page.wait_for_function("window.playgroundMetrics.frames >= 1")
-            page.click("#pause")
-            page.wait_for_function("document.getElementById('pause').textContent === 'Resume'")
+        # two programs lay out a long trio, paused before its first evaluation: no session rests
+        for k in range(2):
+            client, response, iterator = open_stream(live_server, heavy_body(variation=f"busy{k}"))
+            busy.append((client, response, iterator))  # a dropped iterator would close its stream
+            event, data = next(iterator)
+            assert event == "session" and command(live_server, data["id"], action="pause") == 204
         third.evaluate("document.getElementById('status').textContent = ''")
         third.click("#render")
         wait_rendered(third)
@@ -381,6 +382,9 @@ def test_a_third_editor_goes_live_at_once_and_a_busy_server_still_renders(contex
     finally:
         for page in pages:
             page.close()
+        for client, response, _ in busy:
+            response.close()
+            client.close()
 
 
 def test_exports_give_files_that_parse(page, context):
