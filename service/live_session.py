@@ -102,7 +102,7 @@ class Session:
 
     def command(self, message: dict[str, Any], dragging: bool) -> None:
         action = message.get("action")
-        if action in ("cancel", "end"):
+        if action in ("cancel", "end", "reclaimed"):
             raise Interrupt(action)
         if action == "pause":
             self.paused, self.step = True, False
@@ -217,21 +217,21 @@ class Session:
         dx, dy = float(message.get("dx", 0.0)), float(message.get("dy", 0.0))
         if not (math.isfinite(dx) and math.isfinite(dy)):
             raise DragConstraintError("the drag offset is not finite")
-        px, py = origin[0] + dx, origin[1] + dy
+        # as Penrose's editor, the constraint maps the shape's center (a line's midpoint) under the pointer
+        cx, cy = float(np.mean(origin[0::2])), float(np.mean(origin[1::2]))
+        px, py = cx + dx, cy + dy
         if target.constraint is not None:
             px, py = target.constraint(px, py)
         x = x.copy()
-        for k, s in enumerate(target.slots):  # a line's end follows its start
-            x[s] = (px if k % 2 == 0 else py) + float(origin[k]) - float(origin[k % 2])
+        for k, s in enumerate(target.slots):
+            x[s] = origin[k] + (px - cx if k % 2 == 0 else py - cy)
         self.pinned = np.zeros(len(x), dtype=bool)
         self.pinned[target.slots] = True
         self.started = time.perf_counter()
         self.last_frame = -math.inf
         live = LiveProblem(self.problem, self, dragging=True)
         try:
-            result = optimize(
-                live, x, time_limit=float(self.job["timeLimit"]), on_progress=self.on_progress
-            )
+            result = optimize(live, x, time_limit=float(self.job["timeLimit"]), on_progress=self.on_progress)
             x = result.x
             self.frame(x, result.energy)
             settled = {"energy": result.energy, "nViolated": result.n_violated, "seq": message.get("seq", 0)}

@@ -1,5 +1,5 @@
 // Syntax highlighting of Domain, Substance and Style for CodeMirror: a small tokenizer per language
-// (comments, strings, numbers, keywords, type-like names), read from the registry's trios.
+// (comments, strings, numbers, hex colors, keywords, type-like names), read from the registry's trios.
 import { HighlightStyle, StreamLanguage, syntaxHighlighting, tags as t } from "./vendor/editor.js";
 
 const KEYWORDS = {
@@ -23,6 +23,7 @@ function tokenizer(words) {
       if (stream.match("/*")) { state.comment = true; return "comment"; }
       if (stream.match(/^"(?:[^"\\]|\\.)*"?/)) return "string";
       if (stream.match(/^\$[^$]*\$?/)) return "string";
+      if (stream.match(/^#[0-9A-Fa-f]{3,8}(?![\w])/)) return "color"; // a Style's #rrggbb(aa), one token
       if (stream.match(/^(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?/)) return "number";
       if (stream.match(/^`[^`]*`?/)) return "variableName";
       const word = stream.match(/^[A-Za-z_][A-Za-z0-9_]*/);
@@ -43,6 +44,7 @@ const highlight = HighlightStyle.define([
   { tag: t.keyword, color: "#8f2fa8", fontWeight: "bold" },
   { tag: t.string, color: "#0a7d32" },
   { tag: t.number, color: "#b15b00" },
+  { tag: t.color, color: "#007a7a" },
   { tag: t.typeName, color: "#1d5fbf" },
   { tag: t.operator, color: "#a33" },
 ]);

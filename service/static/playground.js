@@ -23,7 +23,8 @@ const state = {
   zoom: "fit",
   folder: null,             // {files: Map(path -> File), trios: [path]} of an opened folder
 };
-const metrics = { renderStarted: 0, firstFrameMs: null, frames: 0, dragSentAt: null, dragFrameMs: [], dragSeq: 0, settledSeq: 0, dragBusy: false };
+// result: the last render's outcome, {event: "done", svg} or {event: "error", message}, for checks
+const metrics = { result: null, renderStarted: 0, firstFrameMs: null, frames: 0, dragSentAt: null, dragFrameMs: [], dragSeq: 0, settledSeq: 0, dragBusy: false };
 window.playgroundMetrics = metrics; // read by the browser tests' timing report
 
 // -- editors --------------------------------------------------------------------------------------
@@ -89,7 +90,7 @@ function goTo(source, line, column) {
 
 // -- status, staleness, errors --------------------------------------------------------------------
 
-function setStatus(message) { $("status").textContent = message; }
+function setStatus(message) { $("status").textContent = message; $("status").title = message; }
 function setLive(message) { $("live-text").textContent = message; }
 
 function markStale(reason) {
@@ -245,6 +246,8 @@ async function control(action, extra = {}) {
 
 function stopSession() {
   if (state.session) state.session.abort.abort();
+  // the next render tells the server to end it at once (the aborted stream's close may come later)
+  if (state.session && state.session.id) state.replaces = state.session.id;
   state.session = null;
   state.draggable = new Set();
   setRunning(false);
@@ -270,24 +273,31 @@ async function render() {
   state.dragged = false;
   metrics.firstFrameMs = null;
   metrics.frames = 0;
+  metrics.result = null;
   let response;
   try {
-    response = await fetch("/live?interactive=true", {
+    const replaces = state.replaces ? `&replaces=${encodeURIComponent(state.replaces)}` : "";
+    state.replaces = null;
+    response = await fetch(`/live?interactive=true${replaces}`, {
       method: "POST", signal: abort.signal,
       headers: { "content-type": "application/json", accept: "text/event-stream" },
       body: JSON.stringify(trioRequest()),
     });
   } catch (err) {
-    if (state.session === session) { showErrors({ message: `request failed: ${err}` }); setStatus("request failed"); }
+    if (state.session === session) {
+      showErrors({ message: `request failed: ${err}` }); setStatus("request failed");
+      metrics.result = { event: "error", message: String(err) };
+    }
     return;
   }
   if (!response.ok) {
     const body = await response.json().catch(() => ({ message: `HTTP ${response.status}` }));
     if (state.session !== session) return;
     state.session = null;
-    if (response.status === 429) return renderOnce(body.message);
+    if (response.status === 429) return renderOnce();
     showErrors(body);
     setStatus(`error ${response.status} (${body.error})`);
+    metrics.result = { event: "error", message: body.message };
     return;
   }
   setRunning(true);
@@ -330,12 +340,16 @@ function onEvent(session, event, data) {
     showSvg(data.svg);
     metrics.frames += 1;
     if (metrics.dragSentAt !== null) { metrics.dragFrameMs.push(performance.now() - metrics.dragSentAt); metrics.dragSentAt = null; }
-    if (metrics.firstFrameMs === null) metrics.firstFrameMs = performance.now() - metrics.renderStarted;
+    if (metrics.firstFrameMs === null) {
+      metrics.firstFrameMs = performance.now() - metrics.renderStarted;
+      metrics.firstFrameServerMs = data.elapsedMs; // of it, in the live worker (the rest: request, stream)
+    }
     if (!state.dragging) markFresh();
     setLive(liveLine(data, state.dragging || session.dragged ? "re-optimizing after the drag" : "optimizing"));
   } else if (event === "done") {
     state.draggable = new Set(data.draggable || []);
     showSvg(data.svg);
+    metrics.result = { event: "done", svg: data.svg };
     markFresh();
     showReport(data);
     const total = ((performance.now() - metrics.renderStarted) / 1000).toFixed(2);
@@ -359,9 +373,11 @@ function onEvent(session, event, data) {
   else if (event === "error") {
     showErrors(data);
     setStatus(data.kind === "diagram" ? "error in the trio" : `layout failed (${data.status || data.kind})`);
+    metrics.result = { event: "error", message: data.message };
   } else if (event === "end") {
     if (data.reason === "cancel") { markStale("cancelled"); setStatus("cancelled"); }
     else if (data.reason === "idle") setStatus("live session ended after idling; Render to drag again");
+    else if (data.reason === "reclaimed") setStatus("live session given to another editor (the server is busy); Render to drag again");
     setRunning(false);
   }
 }
@@ -378,17 +394,22 @@ function caveats(report) {
 }
 
 // When every live session is busy, the plain endpoint still renders (without frames).
-async function renderOnce(reason) {
-  setStatus(`${reason} — rendering without live frames…`);
+async function renderOnce() {
+  setStatus("live frames unavailable (server busy): rendering without them…");
   const response = await fetch("/diagrams", {
     method: "POST", headers: { "content-type": "application/json", accept: "application/json" },
     body: JSON.stringify(trioRequest()),
   });
   const body = await response.json();
-  if (!response.ok) { showErrors(body); setStatus(`error ${response.status} (${body.error})`); return; }
+  if (!response.ok) {
+    showErrors(body); setStatus(`error ${response.status} (${body.error})`);
+    metrics.result = { event: "error", message: body.message };
+    return;
+  }
   showSvg(body.svg); markFresh(); showReport(body);
+  metrics.result = { event: "done", svg: body.svg };
   setStatus(`rendered in ${((performance.now() - metrics.renderStarted) / 1000).toFixed(2)} s` +
-    caveats(body) + " (no live session was free: no frames, no dragging)");
+    caveats(body) + "; live frames and dragging unavailable (server busy: every live session is laying out)");
 }
 
 $("render").addEventListener("click", render);
@@ -423,6 +444,11 @@ $("diagram").addEventListener("pointerdown", (event) => {
   event.preventDefault();
   const shape = target.querySelector(":scope > title").textContent;
   const start = svgPoint(svg, event);
+  // as Penrose's editor, the pointer is held where the shape's bounding box stays on the canvas
+  const box = target.getBBox(), view = svg.viewBox.baseVal;
+  const lo = { x: start.x - box.x, y: start.y - box.y };
+  const hi = { x: view.width - (box.x + box.width - start.x), y: view.height - (box.y + box.height - start.y) };
+  const clamp = (v, a, b) => Math.min(Math.max(v, Math.min(a, b)), Math.max(a, b));
   const drag = { shape, start, sent: null, latest: null, inFlight: false, begin: true, released: false };
   state.dragging = drag;
   state.session.dragged = true;
@@ -449,7 +475,7 @@ $("diagram").addEventListener("pointerdown", (event) => {
     const svgNow = $("diagram").querySelector("svg");
     const p = svgPoint(svgNow, e);
     // canvas units with y up, as Penrose's shapes are placed
-    drag.latest = { dx: p.x - start.x, dy: -(p.y - start.y) };
+    drag.latest = { dx: clamp(p.x, lo.x, hi.x) - start.x, dy: -(clamp(p.y, lo.y, hi.y) - start.y) };
     const el = [...svgNow.querySelectorAll("title")].find((t) => t.textContent === shape);
     if (el && svgNow !== svg) el.parentElement.classList.add("dragging");
     send();
@@ -545,7 +571,9 @@ async function openTrioFile(path) {
   const base = dirOf(path);
   let spec;
   try { spec = JSON.parse(await readText(files.get(path))); } catch (err) {
-    setStatus(`${path}: not JSON (${err.message})`); return;
+    setStatus(`${path}: not JSON (${err.message})`);
+    metrics.result = { event: "error", message: `${path}: not JSON` };
+    return;
   }
   const trio = { variation: spec.variation || "" };
   for (const s of SOURCES) {
@@ -553,7 +581,11 @@ async function openTrioFile(path) {
     const parts = [];
     for (const ref of refs) {
       const file = files.get(normalize(`${base}/${ref}`));
-      if (!file) { setStatus(`${path}: ${s} file ${ref} is not among the opened files (open the whole folder)`); return; }
+      if (!file) {
+        setStatus(`${path}: ${s} file ${ref} is not among the opened files (open the whole folder)`);
+        metrics.result = { event: "error", message: `${s} file ${ref} is not among the opened files` };
+        return;
+      }
       parts.push(await readText(file));
     }
     trio[s] = parts.join("\n");
@@ -571,6 +603,7 @@ async function openTrioFile(path) {
   }
   loadTrio(trio, { name: path.split("/").pop().replace(/\.trio\.json$/, ""), images });
   $("trio-select").value = path;
+  $("trio-select").title = path;
   setStatus(`opened ${path}`);
   render();
 }

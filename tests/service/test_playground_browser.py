@@ -103,7 +103,7 @@ def open_example(page, name: str) -> None:
     page.evaluate("document.getElementById('status').textContent = ''")
     page.select_option("#example", name)
     wait_rendered(page)
-    assert page.evaluate("window.playgroundMetrics.frames") >= 1
+    assert page.evaluate("window.playgroundMetrics.frames") >= 1, page.inner_text("#status")
 
 
 def report_timing(record_property, name: str, ms: float) -> None:
@@ -150,6 +150,20 @@ def test_editor_highlights_renders_and_fits_the_diagram(page):
     assert scroll[0] >= -0.5 and scroll[1] >= -0.5 and scroll[2]
     page.click("#zoom [data-zoom='fit']")
     shot(page, "editor")
+
+
+def test_a_hex_color_is_one_token(page):
+    wait_rendered(page)
+    plain_color = page.locator("#style .cm-content").evaluate("e => getComputedStyle(e).color")
+    # a hex color is one token, in a color of its own, not digits coloured as numbers
+    fill_editor(page, "style", "canvas {\n  width = 800\n  color = #00ff00a0\n}\n")
+    hex_span = page.locator("#style .cm-content span", has_text="#00ff00a0")
+    assert hex_span.count() == 1 and hex_span.first.inner_text() == "#00ff00a0"
+    number_color = page.locator("#style .cm-content span", has_text="800").first.evaluate(
+        "e => getComputedStyle(e).color"
+    )
+    assert hex_span.first.evaluate("e => getComputedStyle(e).color") not in (plain_color, number_color)
+    open_example(page, "sets")  # the next visit (the edits are kept) opens a whole trio again
 
 
 def test_an_error_is_located_and_the_diagram_marked_stale(page):
@@ -210,8 +224,11 @@ def test_frames_stream_and_resample_changes_the_picture(page, record_property):
     # an edit of a cached trio: its first frame
     page.keyboard.press("Control+Enter")
     wait_rendered(page)
-    report_timing(record_property, "re-render first frame (cached trio)", page.evaluate(
-        "window.playgroundMetrics.firstFrameMs"))
+    report_timing(
+        record_property,
+        "re-render first frame (cached trio)",
+        page.evaluate("window.playgroundMetrics.firstFrameMs"),
+    )
 
 
 def test_pause_step_resume_and_cancel(page):
@@ -246,8 +263,10 @@ def test_dragging_a_shape_pins_it_and_resettles_the_others(page, record_property
         "[...document.querySelectorAll('#diagram .draggable > title')].map(t => t.textContent)"
     )
     assert "`Rocks`.circle" in names
-    circle = page.locator("#diagram g.draggable:has(> title:text-is('`Rocks`.circle')), "
-                          "#diagram circle.draggable:has(> title:text-is('`Rocks`.circle'))").first
+    circle = page.locator(
+        "#diagram g.draggable:has(> title:text-is('`Rocks`.circle')), "
+        "#diagram circle.draggable:has(> title:text-is('`Rocks`.circle'))"
+    ).first
     box = circle.bounding_box()
     others_before = page.evaluate(
         "[...document.querySelectorAll('#diagram circle')].map(c => c.getBoundingClientRect().x)"
@@ -274,6 +293,7 @@ def test_dragging_a_shape_pins_it_and_resettles_the_others(page, record_property
         "(() => { const s = document.querySelector('#diagram svg');"
         " return s.getBoundingClientRect().width / s.viewBox.baseVal.width; })()"
     )
+
     # the shape's center went where the pointer took it (96 px left, 48 px up on screen); its
     # radius is an unknown, so it may re-settle too
     def center(b):
@@ -293,6 +313,78 @@ def test_dragging_a_shape_pins_it_and_resettles_the_others(page, record_property
     assert steps  # frames came while the pointer moved
     report_timing(record_property, "drag step to its first frame (median)", steps[len(steps) // 2])
     report_timing(record_property, "drag step to its first frame (max)", steps[-1])
+
+
+def test_a_dragging_constraint_holds_the_shape_on_its_line(page):
+    # Penrose's form: the body of a function of [x, y] (canvas coordinates, y up)
+    open_example(page, "sets")
+    style = editor_text(page, "style").replace(
+        "s.circle = Circle {", 's.circle = Circle {\n    draggingConstraint: "return [x, 0];"'
+    )
+    fill_editor(page, "style", style)
+    page.evaluate("document.getElementById('status').textContent = ''")
+    page.keyboard.press("Control+Enter")
+    wait_rendered(page)
+    circle = page.locator("#diagram circle:has(> title:text-is('`Rocks`.circle'))").first
+    box = circle.bounding_box()
+    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] * 0.85
+    page.mouse.move(x, y)
+    page.mouse.down()
+    for k in range(1, 7):
+        page.mouse.move(x + 10 * k, y - 15 * k)  # up and right: only the right part may count
+        page.wait_for_timeout(30)
+    page.mouse.up()
+    page.wait_for_function(
+        "!window.playgroundMetrics.dragBusy"
+        " && window.playgroundMetrics.settledSeq === window.playgroundMetrics.dragSeq"
+        " && document.getElementById('live-text').textContent.startsWith('settled')"
+    )
+    svg = ET.fromstring(
+        page.evaluate("new XMLSerializer().serializeToString(document.querySelector('#diagram svg'))")
+    )
+    height = float(svg.get("viewBox").split()[3])
+    rocks = next(e for e in svg.iter(f"{SVG_NS}circle") if e.findtext(f"{SVG_NS}title") == "`Rocks`.circle")
+    assert float(rocks.get("cy")) == pytest.approx(height / 2, abs=1e-6)  # on y = 0
+    moved = circle.bounding_box()
+    assert moved["x"] - box["x"] > 20  # and it followed the pointer to the right
+
+
+def test_a_third_editor_goes_live_at_once_and_a_busy_server_still_renders(context, live_server):
+    # the server holds 2 live sessions: two editors rest after their layouts, a third takes the
+    # longest-resting one's session at once; when both are laying out, it renders without frames
+    from .test_live import command, open_stream
+
+    pages = [context.new_page() for _ in range(3)]
+    busy = []
+    for page in pages:
+        page.set_default_timeout(60_000)
+    try:
+        for page in pages[:2]:
+            page.goto(f"{live_server}/")
+            open_example(page, "sets")
+        third = pages[2]
+        third.goto(f"{live_server}/")
+        open_example(third, "graph")  # live: frames came (asserted by open_example)
+        assert "drag a shape" in third.inner_text("#status")
+        pages[0].wait_for_function("document.getElementById('status').textContent.includes('another editor')")
+        assert "rendered in" in pages[1].inner_text("#status")  # the younger one keeps its session
+        # two programs lay out a long trio, paused before its first evaluation: no session rests
+        for k in range(2):
+            client, response, iterator = open_stream(live_server, heavy_body(variation=f"busy{k}"))
+            busy.append((client, response, iterator))  # a dropped iterator would close its stream
+            event, data = next(iterator)
+            assert event == "session" and command(live_server, data["id"], action="pause") == 204
+        third.evaluate("document.getElementById('status').textContent = ''")
+        third.click("#render")
+        wait_rendered(third)
+        assert "live frames and dragging unavailable (server busy" in third.inner_text("#status")
+        assert third.locator("#diagram svg circle").count() >= 1 or third.locator("#diagram svg").count() == 1
+    finally:
+        for page in pages:
+            page.close()
+        for client, response, _ in busy:
+            response.close()
+            client.close()
 
 
 def test_exports_give_files_that_parse(page, context):
@@ -355,7 +447,14 @@ def svg_shapes(root: ET.Element) -> list[tuple[str, tuple[tuple[str, str], ...]]
 
 
 @pytest.mark.skipif(not HAS_REGISTRY, reason="needs ../shared/penrose-registry")
-@pytest.mark.parametrize("key", ["set-theory-domain/tree-venn", "set-theory-domain/tree-venn-3d"])
+@pytest.mark.parametrize(
+    "key",
+    [
+        "set-theory-domain/tree-venn",
+        "set-theory-domain/tree-venn-3d",  # with images
+        "graph-domain/textbook/sec2/fig11b",  # its Domain and Style two folders up
+    ],
+)
 def test_registry_trio_opens_from_its_folder_and_renders_as_the_cli(page, key):
     from .service_support import render_registry_trio
 
@@ -364,7 +463,7 @@ def test_registry_trio_opens_from_its_folder_and_renders_as_the_cli(page, key):
     page.evaluate("document.getElementById('status').textContent = ''")
     page.set_input_files("#folder-input", str(folder))
     page.wait_for_selector("#trio-choice:not([hidden])")
-    path = f"{folder.name}/{key.split('/')[1]}.trio.json"
+    path = f"{key}.trio.json"
     wait_rendered(page)  # the folder's first trio
     page.evaluate("document.getElementById('status').textContent = ''")
     page.select_option("#trio-select", path)
@@ -374,8 +473,17 @@ def test_registry_trio_opens_from_its_folder_and_renders_as_the_cli(page, key):
     shown = ET.fromstring(
         page.evaluate("new XMLSerializer().serializeToString(document.querySelector('#diagram svg'))")
     )
-    expected = ET.fromstring(render_registry_trio(key).svg)
+    cli_svg = render_registry_trio(key).svg
+    assert page.evaluate("window.playgroundMetrics.result.svg") == cli_svg  # byte for byte
+    expected = ET.fromstring(cli_svg)
     assert svg_shapes(shown) == svg_shapes(expected)
+    # with the Trio menu shown, the header still takes two rows at most at 1280 px
+    rows = page.evaluate(
+        "(() => { const tops = [...document.querySelectorAll('header > *')].filter(e => e.offsetParent)"
+        ".map(e => e.getBoundingClientRect().top).sort((a, b) => a - b);"
+        " return tops.filter((t, i) => i === 0 || t - tops[i - 1] > 12).length; })()"
+    )
+    assert rows <= 2, rows
     images = [e.get("href") for e in shown.iter(f"{SVG_NS}image")]
     assert all(h.startswith("data:image/") for h in images)  # the folder's images are shown
     if images:
