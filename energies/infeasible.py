@@ -8,7 +8,7 @@ label too long for the canvas, or two shapes placed to overlap), and a user want
 it is rather than see an optimizer that "failed".
 
     fixed_constraints(kinds, n_constraints, varying) -> bool mask   (StageSpec.fixed)
-    infeasible_warnings(problem, result) -> list of messages          (one per constraint)
+    infeasible_warnings(problem, result) -> list of messages          (one per Style line)
 """
 
 from __future__ import annotations
@@ -35,36 +35,48 @@ def fixed_constraints(kinds: Sequence[GoalKind], n_constraints: int, varying: np
 
 
 def infeasible_warnings(problem: Any, result: OptimizeResult) -> list[str]:
-    """One message per constraint of ``result.infeasible``: its place in the Style (``style:L:C``,
-    which the CLI and the service turn into the Style file's own line), the function, the shapes it
-    reads, its value, and why it can never be satisfied. ``problem`` is an
-    ``energies.compile.CompiledProblem``."""
+    """One message per Style line among the constraints of ``result.infeasible``: its place in the
+    Style (``style:L:C``, which the CLI and the service turn into the Style file's own line), the
+    function, the shapes it reads, its matches, its value, and why it can never be satisfied.
+    ``problem`` is an ``energies.compile.CompiledProblem``."""
     if not result.infeasible:
         return []
     reads = _reads_unknowns(problem.kinds, len(problem.constraint_names))
     values = result.goals.values[1]
-    out = []
+    # One message per Style line: a block's constraint fails alike in each of its matches.
+    groups: dict[tuple[Any, ...], list[tuple[GoalInstance, float]]] = {}
     for i in result.infeasible:
         goal = _constraint(problem.constraints.parts, problem.constraints.starts, i)
-        where = goal.where
-        place = f"style:{where.line}:{where.column}: " if where.line else ""
+        w = goal.where
+        key = (w.line, w.column, w.block if goal.implicit or not w.line else "", goal.name, bool(reads[i]))
+        groups.setdefault(key, []).append((goal, float(values[i])))
+    out = []
+    for (line, column, _, name, moving), members in groups.items():
+        goal, where = members[0][0], members[0][0].where
+        place = f"style:{line}:{column}: " if line else ""
         shapes = [a.name for a in goal.args if isinstance(getattr(a, "name", None), str)]
+        what = f"ensure {name}" + (f"({', '.join(shapes)})" if shapes else "")
+        more = len(members) - 1
         if goal.implicit:  # added for a shape whose ensureOnCanvas is true, which has no line
             context = (
                 f" (implicit: ensureOnCanvas of shape {where.block}; fit it, or set ensureOnCanvas: false)"
             )
-        else:
-            context = (
-                where.block and f" (block {where.block}" + (where.match and f", match {where.match}") + ")"
+        elif where.block:
+            matches = where.match and f", match {where.match}" + (
+                f" and {more} more match{'es' if more > 1 else ''}" if more else ""
             )
+            context = f" (block {where.block.rstrip(' {')}{matches})"
+        else:
+            context = ""
         why = (
             "the values it reads vary in no layout stage where it applies"
-            if reads[i]
+            if moving
             else "it depends on no varying value: the Style fixes every value it reads"
         )
+        value = max(v for _, v in members)
         out.append(
-            f"{place}InfeasibleConstraintWarning: ensure {goal.name}({', '.join(shapes)}){context}"
-            f" can never be satisfied (value {float(values[i]):.4g} > 0): {why}"
+            f"{place}InfeasibleConstraintWarning: {what}{context} can never be satisfied"
+            f" (value {value:.4g} > 0): {why}"
         )
     return out
 

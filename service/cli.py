@@ -207,10 +207,17 @@ def cmd_render(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
         print(f"warning: {trio.relocate(w)}", file=sys.stderr)
     unmet = rendering.optimization.n_violated
     if unmet:
+        never = len(rendering.optimization.infeasible)
+        hint = (
+            "another --variation or more --starts may find a layout that satisfies them"
+            if unmet > never
+            else "no layout can satisfy them (see the warnings above)"
+        )
         print(
             f"warning: {unmet} constraint{'s' * (unmet > 1)} not satisfied (largest violation"
-            f" {rendering.optimization.max_constraint_violation:.3g}); another --variation or more --starts"
-            " may find a layout that satisfies them (--report OUT.json lists each goal)",
+            f" {rendering.optimization.max_constraint_violation:.3g}"
+            + (f"; {never} can never be" if never else "")
+            + f"); {hint} (--report OUT.json lists each goal)",
             file=sys.stderr,
         )
     return EXIT_OK

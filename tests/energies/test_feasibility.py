@@ -138,4 +138,4 @@ def test_constraint_frozen_in_its_stage_is_named_but_movable_one_is_not() -> Non
     assert r.optimization.n_violated == 1 and len(r.optimization.infeasible) == 1
     (warning,) = [w for w in r.warnings if "InfeasibleConstraintWarning" in w]
     assert warning.startswith("style:7:3: ") and "lessThan(`A`.icon)" not in warning
-    assert "ensure lessThan()" in warning and "vary in no layout stage where it applies" in warning
+    assert "ensure lessThan (" in warning and "vary in no layout stage where it applies" in warning

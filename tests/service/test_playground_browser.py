@@ -524,9 +524,11 @@ def test_warnings_and_unmet_constraints_are_said_beside_the_picture(page):
     page.evaluate("document.getElementById('status').textContent = ''")
     page.keyboard.press("Control+Enter")
     wait_rendered(page)
-    status = page.text_content("#status")
-    assert "1 warning" in status and "strokeWidht" in status and "strokeWidth?" in status
+    status = page.get_attribute("#status", "title")  # the whole line; the row shows what fits
+    assert "2 warnings" in status and "strokeWidht" in status and "strokeWidth?" in status
     assert re.search(r"\d+ constraints? not satisfied", status)
+    # `r : 1` fixes every radius, so the Report names `ensure s.circle.r > 30` as never satisfiable
+    assert "InfeasibleConstraintWarning: ensure greaterThan" in page.text_content("#timings")
 
 
 def test_the_gallery_forgets_its_choice_when_another_trio_is_opened(page):
