@@ -22,6 +22,10 @@ What bounds the work, all deterministic unless a time budget cuts in:
 - ``max_evaluations``: a further start runs only if the evaluations so far plus those start 0 took
   stay within it, so expensive layouts (tens of thousands of evaluations) keep a single start, and
   it may take at most the iterations left in it (a start cut by this is dropped);
+- a wandering start: a further start may take at most ``WANDER_FACTOR`` times start 0's
+  evaluations (at least ``WANDER_FLOOR``); one that needs more has left the basins start 0's problem
+  settles in (a resampled start can land where a stiff penalty crawls for thousands of iterations),
+  is dropped, and ends the portfolio;
 - optimality: when the last stage has no objectives, a layout with every constraint satisfied is
   already as good as any (its energy is the penalty, about 0), and the portfolio stops;
 - agreement: once ``AGREEING`` starts end with every constraint satisfied at the same best energy
@@ -48,6 +52,9 @@ DEFAULT_STARTS = 6
 # Cheap layouts (most take a few hundred evaluations) get every start; expensive ones keep one or two,
 # so that no layout costs much more than Penrose's single run.
 DEFAULT_MAX_EVALUATIONS = 8_000
+# A further start that needs several times start 0's work is wandering, not converging.
+WANDER_FACTOR = 4
+WANDER_FLOOR = 2_000
 AGREEMENT = 1e-3  # relative (and absolute, below 1) energy difference taken as the same minimum
 AGREEING = 3  # two starts can share a poor basin; three in a row rarely do
 
@@ -146,7 +153,8 @@ def optimize_portfolio(
         try:
             # Each iteration costs at least one evaluation: capping iterations at what is left of the
             # budget keeps a start that wanders (a poor basin, a stiff penalty) within it.
-            cap = min(max_iters, settings.max_evaluations - evaluations)
+            wander = max(WANDER_FACTOR * first.evaluations, WANDER_FLOOR)
+            cap = min(max_iters, settings.max_evaluations - evaluations, wander)
             r = runner(k)(
                 problem, starts[k], max_iters=cap, time_limit=budget_end - now, on_progress=progress_of(k)
             )

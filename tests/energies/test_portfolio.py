@@ -165,6 +165,25 @@ def test_a_start_cut_by_the_evaluation_budget_is_dropped() -> None:
     assert r.evaluations > first.evaluations  # the dropped start's work is still counted
 
 
+def test_a_further_start_may_take_a_few_times_start_0s_work(monkeypatch) -> None:
+    import energies.portfolio as portfolio
+
+    first = optimize(DoubleWell(), STARTS[0])
+    caps: list[int] = []
+
+    def run(problem, x0, max_iters, **options):
+        caps.append(max_iters)
+        return optimize(problem, x0, max_iters=max_iters, **options)
+
+    roomy = PortfolioSettings(starts=2, max_evaluations=10**6)
+    optimize_portfolio(DoubleWell(), STARTS[:2], settings=roomy, run=run)
+    assert caps == [100_000, portfolio.WANDER_FLOOR]  # a cheap start 0: the floor decides
+    monkeypatch.setattr(portfolio, "WANDER_FLOOR", 1)
+    caps.clear()
+    optimize_portfolio(DoubleWell(), STARTS[:2], settings=roomy, run=run)
+    assert caps == [100_000, portfolio.WANDER_FACTOR * first.evaluations]
+
+
 def test_progress_says_which_start_it_comes_from() -> None:
     seen: list[int] = []
     r = optimize_portfolio(
