@@ -139,7 +139,7 @@ def server(workers: int, time_limit: float, code: Path = REPO) -> Iterator[tuple
     """The service of the checkout `code` with the default settings but the time limit (no result
     cache, so every request is laid out): its URL and pid."""
     env = {"PENROSE_TIME_LIMIT": str(time_limit), "PENROSE_CACHE_ENTRIES": "0"}
-    with local_server(workers, env, code) as (url, process):
+    with local_server(workers, env, cwd=code) as (url, process):
         yield url, process.pid
 
 

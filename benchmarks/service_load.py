@@ -16,15 +16,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import itertools
-import os
-import socket
 import statistics
-import subprocess
 import sys
 import time
 from collections import Counter
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -33,6 +29,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from service.examples import examples  # noqa: E402
+from service.local_server import local_server  # noqa: E402
 
 
 def bodies(fresh_variations: bool) -> Iterator[dict[str, object]]:
@@ -72,44 +69,6 @@ async def run_phase(url: str, n: int, concurrency: int, fresh: bool) -> dict[str
         "p99_ms": q[98] * 1e3,
         "statuses": dict(statuses),
     }
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@contextmanager
-def local_server(
-    workers: int, env: dict[str, str] | None = None, code: Path = REPO
-) -> Iterator[tuple[str, subprocess.Popen]]:
-    """`python -m service serve` of the checkout `code` on a free loopback port: its URL and process,
-    stopped after."""
-    port = free_port()
-    cmd = [sys.executable, "-m", "service", "serve", "--port", str(port), "--workers", str(workers)]
-    env = {**os.environ, "PENROSE_CACHE_ENTRIES": "1024", **(env or {})}
-    process = subprocess.Popen(cmd, cwd=code, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120  # a loaded machine starts workers slowly
-        while True:
-            try:
-                if httpx.get(f"{url}/readyz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("the server did not start")
-            time.sleep(0.2)
-        yield url, process
-    finally:
-        process.terminate()
-        try:
-            process.wait(30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(5)
 
 
 def report(name: str, r: dict[str, object]) -> None:

@@ -28,9 +28,6 @@ import fnmatch
 import io
 import json
 import multiprocessing
-import os
-import socket
-import subprocess
 import sys
 import tempfile
 import time
@@ -40,8 +37,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
-import httpx
-
+from service.local_server import local_server as serve
 from service.trios import default_registry_dir, registry_keys
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -74,33 +70,11 @@ def shown_elements(svg_text: str) -> list[tuple[str, tuple[tuple[str, str], ...]
     ]
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @contextlib.contextmanager
 def local_server(time_limit: float) -> Iterator[str]:
-    port = free_port()
-    env = {**os.environ, "PENROSE_TIME_LIMIT": str(time_limit)}
-    command = [sys.executable, "-m", "service", "serve", "--port", str(port), "--workers", "1"]
-    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(f"{url}/readyz", timeout=1).status_code == 200:
-                    break
-            time.sleep(0.2)
+    """A one-worker service with this time limit: its URL."""
+    with serve(1, {"PENROSE_TIME_LIMIT": str(time_limit)}) as (url, _):
         yield url
-    finally:
-        process.terminate()
-        try:
-            process.wait(15)
-        except subprocess.TimeoutExpired:
-            process.kill()
 
 
 def wait_result(page: Any, timeout_s: float) -> dict[str, Any]:

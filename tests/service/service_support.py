@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -17,6 +16,7 @@ from typing import Any
 import httpx
 
 from service.examples import example
+from service.local_server import free_port  # noqa: F401 (the tests import it from here)
 
 REPO = Path(__file__).resolve().parents[2]
 REGISTRY = REPO / ".." / "shared" / "penrose-registry"
@@ -62,12 +62,6 @@ def heavy_body(n_sets: int = 40, variation: str = "heavy") -> dict[str, object]:
     pairs = [f"Apart({a}, {b})" for i, a in enumerate(names) for b in names[i + 1 :]]
     substance = "Set " + ", ".join(names) + "\n" + "\n".join(pairs) + "\nAutoLabel All\n"
     return example_body("sets", substance=substance, variation=variation)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def wait_healthy(base_url: str, process: subprocess.Popen, timeout: float = 60.0) -> None:
