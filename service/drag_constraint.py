@@ -304,6 +304,16 @@ class Parser:
         self.depth -= 1
         return node, True
 
+    def items(self, closer: str) -> list[Node]:
+        """Comma-separated expressions up to `closer` (taken), as in `[a, b]` and `f(a, b)`."""
+        found = []
+        while not self.at(closer):
+            found.append(self.expression())
+            if not self.at(closer):
+                self.take(",")
+        self.take(closer)
+        return found
+
     def primary(self) -> Node:
         t = self.take()
         if t.kind == "number":
@@ -315,13 +325,7 @@ class Parser:
             self.take(")")
             return inner
         if t.text == "[":
-            items = []
-            while not self.at("]"):
-                items.append(self.expression())
-                if not self.at("]"):
-                    self.take(",")
-            self.take("]")
-            return Node("array", t.col, items)
+            return Node("array", t.col, self.items("]"))
         if t.text == "Math":
             self.take(".")
             member = self.take()
@@ -330,13 +334,7 @@ class Parser:
             if member.text not in MATH_FUNCTIONS:
                 self.fail(member.col, f"Math.{member.text} is not available")
             self.take("(")
-            args = []
-            while not self.at(")"):
-                args.append(self.expression())
-                if not self.at(")"):
-                    self.take(",")
-            self.take(")")
-            return Node("call", t.col, [member.text, args])
+            return Node("call", t.col, [member.text, self.items(")")])
         if t.kind == "name" and t.text not in KEYWORDS:
             self.lookup(t)
             return Node("name", t.col, [t.text])
