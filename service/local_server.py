@@ -34,7 +34,7 @@ def local_server(
     workers: int = 1, env: dict[str, str] | None = None, cwd: Path | None = None
 ) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """The service of the code importable from `cwd` (default: this process's) on a free port: its
-    URL and process once `/readyz` answers 200; a RuntimeError if it exits or is not ready in time."""
+    URL and process once `/readyz` answers 200 (see `wait_ready`)."""
     port = free_port()
     command = [sys.executable, "-m", "service", "serve", "--port", str(port), "--workers", str(workers)]
     environment = {**os.environ, "PENROSE_CACHE_ENTRIES": "1024", **(env or {})}
@@ -43,19 +43,31 @@ def local_server(
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + READY_SECONDS
-        while True:
-            with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(f"{url}/readyz", timeout=1).status_code == 200:
-                    break
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("the server did not start")
-            time.sleep(0.2)
+        wait_ready(url, process)
         yield url, process
     finally:
-        process.terminate()
-        try:
-            process.wait(30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(5)
+        stop(process)
+
+
+def wait_ready(url: str, process: subprocess.Popen[bytes], timeout: float = READY_SECONDS) -> None:
+    """Return once `url`/readyz answers 200; RuntimeError if the process exits first, TimeoutError
+    after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"the server exited with code {process.returncode}")
+        with contextlib.suppress(httpx.HTTPError):
+            if httpx.get(f"{url}/readyz", timeout=1).status_code == 200:
+                return
+        time.sleep(0.2)
+    raise TimeoutError(f"{url} did not become ready within {timeout} s")
+
+
+def stop(process: subprocess.Popen[bytes], grace: float = 30.0) -> None:
+    """Terminate the server; kill it if it has not exited after `grace` seconds."""
+    process.terminate()
+    try:
+        process.wait(grace)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(5)

@@ -7,16 +7,14 @@ import contextlib
 import os
 import subprocess
 import sys
-import time
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 from service.examples import example
-from service.local_server import free_port  # noqa: F401 (the tests import it from here)
+from service.local_server import free_port, stop  # noqa: F401 (the tests import free_port from here)
+from service.local_server import wait_ready as wait_healthy
 
 REPO = Path(__file__).resolve().parents[2]
 REGISTRY = REPO / ".." / "shared" / "penrose-registry"
@@ -64,18 +62,6 @@ def heavy_body(n_sets: int = 40, variation: str = "heavy") -> dict[str, object]:
     return example_body("sets", substance=substance, variation=variation)
 
 
-def wait_healthy(base_url: str, process: subprocess.Popen, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"the server exited with code {process.returncode}")
-        with contextlib.suppress(httpx.HTTPError):
-            if httpx.get(f"{base_url}/readyz", timeout=1.0).status_code == 200:
-                return
-        time.sleep(0.2)
-    raise TimeoutError(f"{base_url} did not become ready within {timeout} s")
-
-
 @contextlib.contextmanager
 def running_server(command: list[str], env: dict[str, str], port: int) -> Iterator[str]:
     """Start `command` (a server on 127.0.0.1:port), yield its base URL once ready, then stop it."""
@@ -84,15 +70,10 @@ def running_server(command: list[str], env: dict[str, str], port: int) -> Iterat
     )
     base_url = f"http://127.0.0.1:{port}"
     try:
-        wait_healthy(base_url, process)
+        wait_healthy(base_url, process, 60.0)
         yield base_url
     finally:
-        process.terminate()
-        try:
-            process.wait(15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(5)
+        stop(process, 15.0)
 
 
 def serve_command(port: int, workers: int = 2) -> list[str]:

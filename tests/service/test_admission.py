@@ -195,7 +195,7 @@ def test_client_gone_while_queued_is_dropped_and_shutdown_drain_is_bounded():
     process = subprocess.Popen(command, cwd=REPO, env={**os.environ, **env}, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     try:
-        wait_healthy(url, process)
+        wait_healthy(url, process, 60.0)
         answers: list[int] = []
 
         def post(variation: str, timeout: float) -> None:
