@@ -192,7 +192,7 @@ class LiveSessions:
                 elif event == "frame":
                     session.resting_since = None
                 loop.call_soon_threadsafe(session.events.put_nowait, message)
-                if message.get("event") == "end":
+                if event == "end":
                     break
         except (EOFError, OSError):
             code = session.worker.process.exitcode

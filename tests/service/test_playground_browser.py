@@ -93,6 +93,22 @@ def fill_editor(page, source: str, text: str) -> None:
     assert editor_text(page, source) == text
 
 
+def drag(page, x: float, y: float, dx: float, dy: float, steps: int) -> None:
+    """Press at (x, y), move by (dx, dy) `steps` times as a hand would, release, and wait until the
+    layout settled after the last move the page sent."""
+    page.mouse.move(x, y)
+    page.mouse.down()
+    for k in range(1, steps + 1):
+        page.mouse.move(x + dx * k, y + dy * k)
+        page.wait_for_timeout(30)
+    page.mouse.up()
+    page.wait_for_function(
+        "!window.playgroundMetrics.dragBusy"
+        " && window.playgroundMetrics.settledSeq === window.playgroundMetrics.dragSeq"
+        " && document.getElementById('live-text').textContent.startsWith('settled')"
+    )
+
+
 def diagram_pixels(page) -> bytes:
     return page.locator("#diagram svg").screenshot()
 
@@ -275,18 +291,7 @@ def test_dragging_a_shape_pins_it_and_resettles_the_others(page, record_property
     x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] * 0.85
     grabbed = f"document.elementFromPoint({x}, {y}).querySelector(':scope > title').textContent"
     assert page.evaluate(grabbed) == "`Rocks`.circle"
-    page.mouse.move(x, y)
-    page.mouse.down()
-    for k in range(1, 9):
-        page.mouse.move(x - 12 * k, y - 6 * k)
-        page.wait_for_timeout(30)
-    page.mouse.up()
-    # settled after the last move the page sent
-    page.wait_for_function(
-        "!window.playgroundMetrics.dragBusy"
-        " && window.playgroundMetrics.settledSeq === window.playgroundMetrics.dragSeq"
-        " && document.getElementById('live-text').textContent.startsWith('settled')"
-    )
+    drag(page, x, y, -12, -6, 8)
     title = page.locator("#diagram .draggable > title", has_text="`Rocks`.circle")
     moved = title.locator("..").bounding_box()
     scale = page.evaluate(
@@ -328,17 +333,7 @@ def test_a_dragging_constraint_holds_the_shape_on_its_line(page):
     circle = page.locator("#diagram circle:has(> title:text-is('`Rocks`.circle'))").first
     box = circle.bounding_box()
     x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] * 0.85
-    page.mouse.move(x, y)
-    page.mouse.down()
-    for k in range(1, 7):
-        page.mouse.move(x + 10 * k, y - 15 * k)  # up and right: only the right part may count
-        page.wait_for_timeout(30)
-    page.mouse.up()
-    page.wait_for_function(
-        "!window.playgroundMetrics.dragBusy"
-        " && window.playgroundMetrics.settledSeq === window.playgroundMetrics.dragSeq"
-        " && document.getElementById('live-text').textContent.startsWith('settled')"
-    )
+    drag(page, x, y, 10, -15, 6)  # up and right: only the right part may count
     svg = ET.fromstring(
         page.evaluate("new XMLSerializer().serializeToString(document.querySelector('#diagram svg'))")
     )
