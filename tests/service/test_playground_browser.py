@@ -117,8 +117,13 @@ def open_example(page, name: str) -> None:
     page.wait_for_selector(f"#example option[value='{name}']", state="attached")
     page.select_option("#example", "")  # so that choosing `name` is a change even if it was chosen
     page.evaluate("document.getElementById('status').textContent = ''")
+    chosen = page.evaluate("performance.now()")
     page.select_option("#example", name)
-    wait_rendered(page)
+    # the render this choice began, not one still ending from before (the example's files load first)
+    page.wait_for_function(
+        f"window.playgroundMetrics.renderStarted > {chosen} && window.playgroundMetrics.result !== null"
+        " && document.getElementById('status').textContent.startsWith('rendered in')"
+    )
     assert page.evaluate("window.playgroundMetrics.frames") >= 1, page.inner_text("#status")
 
 
