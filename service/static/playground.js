@@ -12,6 +12,10 @@ import { penroseLanguage } from "./languages.js";
 const SOURCES = ["domain", "substance", "style"];
 const STORAGE_KEY = "penrose-playground-trio";
 const $ = (id) => document.getElementById(id);
+// The server places a message in a program as `style:12:3: ...` (the CLI puts the file's name there);
+// here the file is the editor the user sees, so the message names it as its heading does.
+const EDITOR_NAMES = Object.fromEntries(SOURCES.map((s) => [s, document.querySelector(`.editor[data-source='${s}'] h2`).textContent]));
+const placed = (message) => String(message).replace(/^(domain|substance|style)(?=:)/, (s) => EDITOR_NAMES[s]);
 
 const state = {
   name: "diagram",          // used for exported file names
@@ -115,11 +119,11 @@ function showErrors(body) {
   const box = $("errors");
   box.replaceChildren();
   const diagnostics = body.diagnostics || [];
-  if (diagnostics.length === 0) box.append(body.message || "error");
+  if (diagnostics.length === 0) box.append(placed(body.message || "error"));
   for (const d of diagnostics) {
     const link = document.createElement("a");
     link.className = "diagnostic";
-    link.textContent = `${d.source}:${d.line}:${d.column}: ${d.message}`;
+    link.textContent = `${EDITOR_NAMES[d.source]}:${d.line}:${d.column}: ${d.message}`;
     link.addEventListener("click", () => goTo(d.source, d.line, d.column));
     const excerpt = document.createElement("div");
     excerpt.textContent = d.excerpt || "";
@@ -143,7 +147,7 @@ function showReport(report) {
     ...Object.entries(report.timings || {}).map(([k, v]) => [`${k} (ms)`, num(v)]),
     ["compiled energy cached", report.cacheHit ? "yes" : "no"],
   ];
-  if (report.warnings && report.warnings.length) rows.push(["warnings", report.warnings.join("\n")]);
+  if (report.warnings && report.warnings.length) rows.push(["warnings", report.warnings.map(placed).join("\n")]);
   for (const [k, v] of rows) {
     const tr = document.createElement("tr");
     for (const cell of [k, String(v)]) { const td = document.createElement("td"); td.textContent = cell; tr.append(td); }
@@ -369,7 +373,7 @@ function onEvent(session, event, data) {
     $("pause").textContent = "Resume";
     setLive(liveLine(data, "paused"));
   } else if (event === "resumed") $("pause").textContent = "Pause";
-  else if (event === "warning") setStatus(data.message);
+  else if (event === "warning") setStatus(placed(data.message));
   else if (event === "error") {
     showErrors(data);
     setStatus(data.kind === "diagram" ? "error in the trio" : `layout failed (${data.status || data.kind})`);
@@ -388,7 +392,7 @@ function caveats(report) {
   const warnings = report.warnings || [];
   const unmet = report.nViolated || 0;
   let said = "";
-  if (warnings.length) said += `; ${warnings.length} warning${warnings.length > 1 ? "s" : ""}: ${warnings[0]}`;
+  if (warnings.length) said += `; ${warnings.length} warning${warnings.length > 1 ? "s" : ""}: ${placed(warnings[0])}`;
   if (unmet) said += `; ${unmet} constraint${unmet > 1 ? "s" : ""} not satisfied (see Report)`;
   return said;
 }
