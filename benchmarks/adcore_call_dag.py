@@ -13,46 +13,18 @@ grow linearly with the depth.
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import adcore
-from adcore import Real, Vec, fn, jvp, vjp
-from adcore import math as am
 from adcore.wasm.codegen import build_module
 from adcore.wasm.runtime import clear_memory_cache, load_module
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-def dag(depth: int) -> adcore.Fn:
-    h = fn([Real, Real], Real, lambda x, y: am.sin(x) + am.cos(y), name="h0")
-    for k in range(depth):
-        h = fn(
-            [Real, Real], Real, lambda x, y, p=h: (p(x / 2 + y, y - x / 4) + p(y, x)) / 2, name=f"h{k + 1}"
-        )
-    return h
-
-
-def forward(h: adcore.Fn) -> adcore.Fn:
-    dh = jvp(h)
-    return fn(
-        [Real, Real],
-        Vec(2, Real),
-        lambda x, y: (lambda d: [d["re"], d["du"]])(dh({"re": x, "du": 1.0}, {"re": y, "du": 0.0})),
-    )
-
-
-def gradient(h: adcore.Fn) -> adcore.Fn:
-    return fn([Real, Real], Vec(3, Real), lambda x, y: (lambda r: [r.ret, *r.grad(1.0)])(vjp(h)(x, y)))
-
-
-def hessian(h: adcore.Fn) -> adcore.Fn:
-    g = fn([Real, Real], Vec(2, Real), lambda x, y: list(vjp(h)(x, y).grad(1.0)))
-
-    def rows(x: object, y: object) -> list[list[object]]:
-        r = vjp(g)(x, y)
-        return [list(r.grad([1.0, 0.0])), list(r.grad([0.0, 1.0]))]
-
-    return fn([Real, Real], Vec(2, Vec(2, Real)), rows)
+from tests.adcore.call_dag import dag, forward, gradient, hessian  # noqa: E402
 
 
 def measure(transform: Callable[[adcore.Fn], adcore.Fn], depth: int) -> tuple[int, float, float, float]:

@@ -13,54 +13,18 @@ import math
 import pytest
 
 import adcore
-from adcore import Real, Vec, fn, interp, jvp, vjp
-from adcore import math as am
+from adcore import Real, Vec, fn, interp, vjp
 from adcore.wasm.codegen import build_module
 
+from .call_dag import dag, forward, gradient, hessian
+
 X, Y = 0.3, 0.7
-
-
-def dag(depth: int) -> adcore.Fn:
-    """h_0(x, y) = sin x + cos y; h_{k+1}(x, y) = (h_k(x/2 + y, y - x/4) + h_k(y, x)) / 2."""
-    h = fn([Real, Real], Real, lambda x, y: am.sin(x) + am.cos(y), name="h0")
-    for k in range(depth):
-        h = fn(
-            [Real, Real], Real, lambda x, y, p=h: (p(x / 2 + y, y - x / 4) + p(y, x)) / 2, name=f"h{k + 1}"
-        )
-    return h
 
 
 def by_hand(depth: int, x: float, y: float) -> float:
     if depth == 0:
         return math.sin(x) + math.cos(y)
     return (by_hand(depth - 1, x / 2 + y, y - x / 4) + by_hand(depth - 1, y, x)) / 2
-
-
-def forward(h: adcore.Fn) -> adcore.Fn:
-    """[h, dh/dx] by forward mode."""
-    dh = jvp(h)
-
-    def value_and_dx(x: object, y: object) -> list[object]:
-        d = dh({"re": x, "du": 1.0}, {"re": y, "du": 0.0})
-        return [d["re"], d["du"]]
-
-    return fn([Real, Real], Vec(2, Real), value_and_dx)
-
-
-def gradient(h: adcore.Fn) -> adcore.Fn:
-    """[h, dh/dx, dh/dy] by reverse mode."""
-    return fn([Real, Real], Vec(3, Real), lambda x, y: (lambda r: [r.ret, *r.grad(1.0)])(vjp(h)(x, y)))
-
-
-def hessian(h: adcore.Fn) -> adcore.Fn:
-    """The Hessian of h, reverse over reverse."""
-    g = fn([Real, Real], Vec(2, Real), lambda x, y: list(vjp(h)(x, y).grad(1.0)))
-
-    def rows(x: object, y: object) -> list[list[object]]:
-        r = vjp(g)(x, y)
-        return [list(r.grad([1.0, 0.0])), list(r.grad([0.0, 1.0]))]
-
-    return fn([Real, Real], Vec(2, Vec(2, Real)), rows)
 
 
 @pytest.mark.parametrize("depth", [0, 1, 3, 6])
