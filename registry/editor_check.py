@@ -41,8 +41,9 @@ from service.local_server import local_server as serve
 from service.trios import default_registry_dir, registry_keys
 
 CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-sync",
-                 "--disable-background-networking", "--disable-component-update"]  # fmt: skip
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-sync", "--disable-background-networking",
+                 "--disable-component-update"]  # fmt: skip
 TIME_LIMIT = 60.0  # seconds per layout, the CLI's default
 IGNORED = {"class"}  # the page marks draggable shapes with a class
 

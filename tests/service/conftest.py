@@ -1,4 +1,5 @@
-"""Fixtures of the service tests: an in-process app (TestClient) and a live uvicorn server."""
+"""Fixtures of the service tests: an in-process app (TestClient), a live uvicorn server, and a headless
+Chromium (Debian's, driven by Playwright, as `python -m registry.editor_check` runs it)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from registry.editor_check import CHROMIUM, CHROMIUM_ARGS
 from service.app import create_app
 from service.settings import Settings
 
@@ -29,3 +31,14 @@ def live_server() -> Iterator[str]:
     port = free_port()
     with running_server(serve_command(port, workers=2), {"PENROSE_TIME_LIMIT": "10"}, port) as url:
         yield url
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    """Skips the test without the playwright package (a module's `needs_chromium` mark skips it
+    without the browser)."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()

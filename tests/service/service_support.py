@@ -1,5 +1,5 @@
 """Shared helpers of the service tests: our examples as request bodies, a heavy diagram, live servers,
-registry trios laid out through the pipeline."""
+registry trios laid out through the pipeline, the mark of tests that need Chromium."""
 
 from __future__ import annotations
 
@@ -12,6 +12,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from registry.editor_check import CHROMIUM
 from service.examples import example
 from service.local_server import free_port, stop  # noqa: F401 (the tests import free_port from here)
 from service.local_server import wait_ready as wait_healthy
@@ -20,6 +23,7 @@ REPO = Path(__file__).resolve().parents[2]
 REGISTRY = REPO / ".." / "shared" / "penrose-registry"
 REFERENCE = REPO / ".." / "shared" / "penrose-reference"
 HAS_REGISTRY = (REGISTRY / "registry.json").is_file() and (REFERENCE / "results.jsonl").is_file()
+needs_chromium = pytest.mark.skipif(not CHROMIUM.exists(), reason=f"needs Debian's chromium at {CHROMIUM}")
 
 
 def render_registry_trio(key: str, **options: Any) -> Any:

@@ -10,15 +10,13 @@ import io
 from pathlib import Path
 
 import numpy as np
-import pytest
 from PIL import Image
 
 from service.formats import to_png
 
-from .service_support import REFERENCE
-from .test_playground_browser import CHROMIUM, CHROMIUM_ARGS
+from .service_support import REFERENCE, needs_chromium
 
-pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium")
+pytestmark = needs_chromium
 SAMPLE = ["dinoshade__dinoshade.svg", "mobius__mobius.svg", "exterior-algebra__vector-wedge.svg"]
 
 
@@ -58,17 +56,14 @@ def image_trio_svg(folder: Path) -> str:
     return render_file(folder / "t.trio.json").svg
 
 
-def test_png_matches_chromium_on_registry_svgs(tmp_path):
-    sync_api = pytest.importorskip("playwright.sync_api")
+def test_png_matches_chromium_on_registry_svgs(tmp_path, browser):
     named = [(n, (REFERENCE / "svg" / n).read_text()) for n in SAMPLE if (REFERENCE / "svg" / n).is_file()]
     named.append(("Image with a local PNG", image_trio_svg(tmp_path)))
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        page = browser.new_page()
-        for name, svg in named:
-            ours = to_png(svg)
-            size = Image.open(io.BytesIO(ours)).size
-            diff = np.abs(on_white(ours, size) - on_white(chromium_png(page, svg, size), size))
-            mean, off = diff.mean(), (diff.max(axis=2) > 64).mean()
-            assert mean < 3.0 and off < 0.015, (name, mean, off)
-        browser.close()
+    page = browser.new_page()
+    for name, svg in named:
+        ours = to_png(svg)
+        size = Image.open(io.BytesIO(ours)).size
+        diff = np.abs(on_white(ours, size) - on_white(chromium_png(page, svg, size), size))
+        mean, off = diff.mean(), (diff.max(axis=2) > 64).mean()
+        assert mean < 3.0 and off < 0.015, (name, mean, off)
+    page.close()

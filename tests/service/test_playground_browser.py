@@ -19,20 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from .service_support import HAS_REGISTRY, REGISTRY, heavy_body
+from .service_support import HAS_REGISTRY, REGISTRY, heavy_body, needs_chromium
 
-CHROMIUM = Path("/usr/bin/chromium")
-pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+pytestmark = needs_chromium
 SVG_NS = "{http://www.w3.org/2000/svg}"
 # Screenshots for docs/playground/ are written only when asked: PENROSE_SCREENSHOTS=docs/playground
 SCREENSHOTS = os.environ.get("PENROSE_SCREENSHOTS")
@@ -42,15 +31,6 @@ def shot(page, name: str) -> None:
     if SCREENSHOTS:
         Path(SCREENSHOTS).mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(Path(SCREENSHOTS) / f"{name}.png"))
-
-
-@pytest.fixture(scope="module")
-def browser(live_server):
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture(scope="module")
