@@ -4,6 +4,7 @@ registry trios laid out through the pipeline, the mark of tests that need Chromi
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import subprocess
 import sys
@@ -24,6 +25,17 @@ REGISTRY = REPO / ".." / "shared" / "penrose-registry"
 REFERENCE = REPO / ".." / "shared" / "penrose-reference"
 HAS_REGISTRY = (REGISTRY / "registry.json").is_file() and (REFERENCE / "results.jsonl").is_file()
 needs_chromium = pytest.mark.skipif(not CHROMIUM.exists(), reason=f"needs Debian's chromium at {CHROMIUM}")
+
+
+def write_trio(folder: Path, stem: str, trio: dict, files: dict[str, str]) -> Path:
+    """A trio file `stem.trio.json` holding `trio`, and `files` (name -> text) beside it, in `folder`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text)
+    path = folder / f"{stem}.trio.json"
+    path.write_text(json.dumps(trio))
+    return path
 
 
 def render_registry_trio(key: str, **options: Any) -> Any:

@@ -14,7 +14,7 @@ from PIL import Image
 
 from service.formats import to_png
 
-from .service_support import REFERENCE, needs_chromium
+from .service_support import REFERENCE, needs_chromium, write_trio
 
 pytestmark = needs_chromium
 SAMPLE = ["dinoshade__dinoshade.svg", "mobius__mobius.svg", "exterior-algebra__vector-wedge.svg"]
@@ -44,16 +44,13 @@ def image_trio_svg(folder: Path) -> str:
     flag = Image.new("RGB", (40, 30), "red")
     flag.paste((0, 0, 255), (0, 0, 20, 30))
     flag.save(folder / "flag.png")
-    (folder / "t.domain").write_text("type T")
-    (folder / "t.substance").write_text("T a")
-    (folder / "t.style").write_text(
+    style = (
         "canvas {\n width = 200\n height = 150\n}\nforall T t {\n"
         '  t.i = Image { href: "flag.png" center: (0, 0) width: 120 height: 90 }\n}'
     )
-    (folder / "t.trio.json").write_text(
-        '{"domain": "t.domain", "substance": "t.substance", "style": "t.style", "variation": "v"}'
-    )
-    return render_file(folder / "t.trio.json").svg
+    files = {"t.domain": "type T", "t.substance": "T a", "t.style": style}
+    spec = {"domain": "t.domain", "substance": "t.substance", "style": "t.style", "variation": "v"}
+    return render_file(write_trio(folder, "t", spec, files)).svg
 
 
 def test_png_matches_chromium_on_registry_svgs(tmp_path, browser):

@@ -11,6 +11,8 @@ from PIL import Image
 import service
 from service.examples import EXAMPLES_DIR
 
+from .service_support import write_trio
+
 
 def test_render_file_displays_itself_and_prints_one_line(tmp_path):
     rendering = service.render_file(EXAMPLES_DIR / "sets.trio.json")
@@ -37,15 +39,12 @@ def test_render_file_inlines_local_images_only_from_the_trio_folder(tmp_path):
     folder.mkdir()
     Image.new("RGB", (4, 3), "red").save(folder / "dot.png")
     Image.new("RGB", (4, 3), "blue").save(tmp_path / "outside.png")  # exists, but outside the folder
-    (folder / "t.domain").write_text("type T")
-    (folder / "t.substance").write_text("T a, b")
-    (folder / "t.style").write_text(
+    style = (
         "canvas {\n  width = 100\n  height = 100\n}\nforall T t {\n"
         '  t.i = Image { href: "dot.png" }\n  t.j = Image { href: "../outside.png" }\n}'
     )
-    (folder / "t.trio.json").write_text(
-        '{"domain": "t.domain", "substance": "t.substance", "style": "t.style"}'
-    )
+    files = {"t.domain": "type T", "t.substance": "T a, b", "t.style": style}
+    write_trio(folder, "t", {"domain": "t.domain", "substance": "t.substance", "style": "t.style"}, files)
     svg = service.render_file(folder / "t.trio.json", variation="v").svg
     assert svg.count('href="data:image/png;base64,') == 2  # one per T: dot.png only
     assert "outside.png" not in svg  # never read, and safe SVG drops an href it could not embed

@@ -18,17 +18,9 @@ from service.trios import (
     svg_name,
 )
 
+from .service_support import write_trio
+
 SHARED = Path(__file__).resolve().parents[2] / ".." / "shared"
-
-
-def write_trio(folder: Path, stem: str, trio: dict, files: dict[str, str]) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    for name, text in files.items():
-        (folder / name).parent.mkdir(parents=True, exist_ok=True)
-        (folder / name).write_text(text)
-    path = folder / f"{stem}.trio.json"
-    path.write_text(json.dumps(trio))
-    return path
 
 
 def test_style_list_is_joined_and_paths_are_relative_to_the_trio(tmp_path: Path) -> None:
