@@ -1,68 +1,23 @@
-"""Test support: shapes, sampling oracles and a gradient check against central finite differences."""
+"""Test support: sampling oracles and a gradient check against central finite differences (the test
+shapes and the flattening of arguments are fn_support's)."""
 
 from __future__ import annotations
 
 import math
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from adcore import Real, Vec, fn, interp, vjp
 
-
-@dataclass
-class Shape:
-    kind: str
-    props: dict[str, Any] = field(default_factory=dict)
-    name: str = ""
-
-
-@dataclass
-class Cmd:
-    cmd: str
-    contents: list
-
-
-def floats_of(obj: Any) -> list[float]:
-    """Every float leaf of a nested argument (lists, tuples, dicts, shapes, path commands), in order."""
-    if isinstance(obj, (bool, int, str)) or obj is None:
-        return []
-    if isinstance(obj, float):
-        return [obj]
-    if isinstance(obj, (list, tuple)):
-        return [x for o in obj for x in floats_of(o)]
-    if isinstance(obj, dict):
-        return [x for v in obj.values() for x in floats_of(v)]
-    if isinstance(obj, Shape):
-        return floats_of(obj.props)
-    if isinstance(obj, Cmd):
-        return floats_of(obj.contents)
-    raise TypeError(obj)
-
-
-def rebuild(obj: Any, values: Any) -> Any:
-    """`obj` with its float leaves replaced, in order, by the next items of the iterator `values`."""
-    if isinstance(obj, (bool, int, str)) or obj is None:
-        return obj
-    if isinstance(obj, float):
-        return next(values)
-    if isinstance(obj, (list, tuple)):
-        return [rebuild(o, values) for o in obj]
-    if isinstance(obj, dict):
-        return {k: rebuild(v, values) for k, v in obj.items()}
-    if isinstance(obj, Shape):
-        return Shape(obj.kind, rebuild(obj.props, values), obj.name)
-    if isinstance(obj, Cmd):
-        return Cmd(obj.cmd, rebuild(obj.contents, values))
-    raise TypeError(obj)
+from .fn_support import Shape, floats_in, rebuild  # noqa: F401 (the tests import Shape from here)
 
 
 def traced(f: Callable[..., Any], args: Sequence[Any]) -> tuple[Any, Any, list[float]]:
     """(value fn, gradient fn, flat inputs): `f(*args)` traced with every float of `args` an input."""
-    flat = floats_of(list(args))
+    flat = floats_in(list(args))
     n = len(flat)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

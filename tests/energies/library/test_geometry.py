@@ -14,10 +14,10 @@ from energies.library import bbox as B
 from energies.library.distance import BBoxApproximationWarning, shape_distance
 from energies.library.ellipses import quartic_real_roots
 from energies.library.geometry import GEOMETRIC_PROPS, ShapeQueryError
+from energies.library.paths import PathCmd
 from energies.library.polygons import convex_partition_indices, convex_partitions, signed_distance_polygon
 
 from .support import (
-    Cmd,
     Shape,
     box_extent,
     check_gradient,
@@ -108,13 +108,13 @@ def bezier(p0, p1, p2, p3=None, n=2000):
 
 def test_path_box_bounds_curves_by_their_control_points() -> None:
     d = [
-        Cmd("M", [[0.0, 0.0]]),
-        Cmd("Q", [[10.0, 20.0], [20.0, 0.0]]),
-        Cmd("T", [[40.0, 0.0]]),  # reflected control (30, -20)
-        Cmd("C", [[45.0, 5.0], [50.0, -30.0], [60.0, 0.0]]),
-        Cmd("S", [[80.0, 25.0], [90.0, 0.0]]),  # reflected first control (70, 30)
-        Cmd("L", [[90.0, -5.0]]),
-        Cmd("Z", []),
+        PathCmd("M", [[0.0, 0.0]]),
+        PathCmd("Q", [[10.0, 20.0], [20.0, 0.0]]),
+        PathCmd("T", [[40.0, 0.0]]),  # reflected control (30, -20)
+        PathCmd("C", [[45.0, 5.0], [50.0, -30.0], [60.0, 0.0]]),
+        PathCmd("S", [[80.0, 25.0], [90.0, 0.0]]),  # reflected first control (70, 30)
+        PathCmd("L", [[90.0, -5.0]]),
+        PathCmd("Z", []),
     ]
     box = B.bbox_of(Shape("Path", {"d": d}))
     controls = np.array(
@@ -130,24 +130,25 @@ def test_path_box_bounds_curves_by_their_control_points() -> None:
 def test_path_arc_box_is_the_circle_of_its_major_radius() -> None:
     # a circular arc of radius 5 from (0, 0) to (8, 0): centers at (4, +-3); flags pick one of them
     for large, sweep in [(0.0, 0.0), (0.0, 1.0), (1.0, 0.0), (1.0, 1.0)]:
-        d = [Cmd("M", [[0.0, 0.0]]), Cmd("A", [[5.0, 5.0, 0.0, large, sweep], [8.0, 0.0]])]
+        d = [PathCmd("M", [[0.0, 0.0]]), PathCmd("A", [[5.0, 5.0, 0.0, large, sweep], [8.0, 0.0]])]
         box = box_extent(B.bbox_of(Shape("Path", {"d": d})))
         assert any(box == pytest.approx((4 - 5, cy - 5, 4 + 5, cy + 5), abs=1e-6) for cy in (3.0, -3.0))
     # radii too small to reach the end point are scaled up (SVG's rule): the circle has the chord as diameter
-    d = [Cmd("M", [[0.0, 0.0]]), Cmd("A", [[1.0, 1.0, 0.0, 0.0, 1.0], [8.0, 0.0]])]
+    d = [PathCmd("M", [[0.0, 0.0]]), PathCmd("A", [[1.0, 1.0, 0.0, 0.0, 1.0], [8.0, 0.0]])]
     assert box_extent(B.bbox_of(Shape("Path", {"d": d}))) == pytest.approx((0, -4, 8, 4), abs=1e-6)
 
 
 def test_path_box_accepts_renderer_commands_and_rejects_bad_paths() -> None:
-    from energies.shapes import Coord, PathCmd, Values
+    from energies.shapes import Coord, Values
+    from energies.shapes import PathCmd as DrawnCmd  # the renderer's, beside the library's PathCmd
 
-    d = [PathCmd("M", (Coord(1.0, 2.0),)), PathCmd("L", (Coord(5.0, -3.0),))]
+    d = [DrawnCmd("M", (Coord(1.0, 2.0),)), DrawnCmd("L", (Coord(5.0, -3.0),))]
     assert box_extent(B.bbox_of(Shape("Path", {"d": d}))) == pytest.approx((1, -3, 5, 2))
     _ = Values
     with pytest.raises(ShapeQueryError, match="start with M"):
-        B.bbox_of(Shape("Path", {"d": [Cmd("L", [[0.0, 0.0]])]}))
+        B.bbox_of(Shape("Path", {"d": [PathCmd("L", [[0.0, 0.0]])]}))
     with pytest.raises(ShapeQueryError, match="unsupported path command H"):
-        B.bbox_of(Shape("Path", {"d": [Cmd("M", [[0.0, 0.0]]), Cmd("H", [[3.0]])]}))
+        B.bbox_of(Shape("Path", {"d": [PathCmd("M", [[0.0, 0.0]]), PathCmd("H", [[3.0]])]}))
 
 
 def nested_group(depth: int) -> Shape:
@@ -317,7 +318,7 @@ def test_shape_distance_gradients_match_finite_differences(label: str, a: Shape,
 
 def jitter(s: Shape) -> Shape:
     """Float copies of a shape's numbers, nudged off the ties of integer test data."""
-    from .support import floats_of, rebuild
+    from .support import floats_in, rebuild
 
     def as_float(o):
         if isinstance(o, list):
@@ -325,7 +326,7 @@ def jitter(s: Shape) -> Shape:
         return float(o) if isinstance(o, (int, float)) and not isinstance(o, bool) else o
 
     s = Shape(s.kind, {k: as_float(v) for k, v in s.props.items()})
-    vals = floats_of(s)
+    vals = floats_in(s)
     return rebuild(s, iter([v + 0.0137 * (i % 5) for i, v in enumerate(vals)]))
 
 
