@@ -34,6 +34,8 @@ from typing import Any
 from energies.font_metrics import load_font
 
 FONT_DIR = Path(__file__).resolve().parent / "fonts"
+# Computer Modern's design and metrics (those of MathJax's TeX fonts, which Penrose measures with).
+MATH_FONT = FONT_DIR / "latinmodern-math.otf"
 # XML 1.0's Char production: everything else (C0 controls but tab/newline/return, lone surrogates,
 # U+FFFE/U+FFFF) can be in no SVG. A Text label drops them when drawn (service.render); TeX is
 # refused with them, since its paths are drawn through an XML parser.
@@ -217,7 +219,9 @@ def equation_label(tex: str) -> EquationLabel:
         import ziamath
         from ziamath.tex import tex2mml
 
-    mathml = tex2mml(tex, inline=False)
+        from energies.tex_layout import tex_mathml  # adjusts ziamath to TeX's rules on import
+
+    mathml = tex_mathml(tex2mml(tex, inline=False))
     # latex2mathml keeps unknown commands as literal text; MathJax (Penrose) rejects them.
     undefined = UNDEFINED_COMMAND.search(mathml)
     if undefined:
@@ -226,7 +230,7 @@ def equation_label(tex: str) -> EquationLabel:
         saved = ziamath.config.svg2
         ziamath.config.svg2 = False  # plain <path> elements instead of <symbol>/<use> with ids
         try:
-            math = ziamath.Math(mathml, size=REFERENCE_PX)
+            math = ziamath.Math(mathml, size=REFERENCE_PX, font=str(MATH_FONT))
             group = ET.Element("g")
             math.node.draw(0, 0, group)
         finally:
@@ -236,16 +240,18 @@ def equation_label(tex: str) -> EquationLabel:
         if element.attrib.get("fill") == ziamath.config.math.color:
             del element.attrib["fill"]
     fragment = "".join(ET.tostring(child, encoding="unicode") for child in group)
+    # TeX's box: from the origin to the advance; heights and depths are the ink's, as the heights
+    # and depths of Computer Modern's TeX metrics are.
     box = math.node.bbox
     ascent, descent = max(0.0, box.ymax), max(0.0, -box.ymin)
-    width = box.xmax - box.xmin
+    width = max(0.0, math.node.xadvance())
     return EquationLabel(
         width=width,
         height=ascent + descent,
         ascent=ascent,
         descent=descent,
         svg_fragment=fragment,
-        view_box=(box.xmin, -ascent, width, ascent + descent),
+        view_box=(0.0, -ascent, width, ascent + descent),
     )
 
 

@@ -1,0 +1,209 @@
+"""TeX's math layout rules where ziamath's differ, so that a label's box is the one MathJax (Penrose)
+gives it: importing this module adjusts ziamath; `tex_mathml` prepares its input.
+
+MathJax sizes Penrose's Equation labels by TeX's rules (TeXbook appendix G) in Computer Modern's
+metrics; ziamath lays out by an OpenType MATH table. With Latin Modern Math (Computer Modern's
+design and metrics) the two agree on glyphs and most spacing; here is what differs:
+
+- Spaces given in em, ex or mu (operator spacing, `\\,`, `\\!`): ziamath makes them 4/3 too wide
+  (it converts points to pixels where the font size is already in its own units). `size_px`
+  returns them in the node's font size.
+- Scripts (rule 18). The MATH table keeps one subscript drop (TeX's `sub2`, meant for a subscript
+  beside a superscript) and one superscript rise (`sup2`, the text-style value). The msub, msup and
+  msubsup nodes registered here place scripts as TeX does, in em of the node's size with s the
+  script scale and xh the x-height: a single-character base stays on the baseline (u = v = 0),
+  another starts from u = height - sup_drop * s, v = depth + sub_drop * s; a lone subscript drops
+  by max(v, sub1, height(sub) - 4/5 xh); a superscript rises by max(u, sup1 in display style or
+  sup2, depth(sup) + xh / 4); with both, the subscript drops by max(v, sub2), then at least 4 rule
+  thicknesses separate them, the superscript's bottom staying 4/5 xh above the baseline. A
+  subscript starts at the base's advance, a superscript after its italic correction too, both
+  `EXTRA_IC` further as in MathJax; `scriptspace` follows. Fonts whose MATH table is not Computer
+  Modern's keep ziamath's placement.
+- Operators: TeX's binary operators that ziamath's operator table lacks get TeX's medium space;
+  `*` is TeX's `\\ast` (U+2217); the minus sign's box is the plus sign's, as in TeX's fonts.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from ziafont.fonttypes import BBox
+from ziamath import operators
+from ziamath.nodes.mnode import Mnode
+from ziamath.nodes.moperator import Moperator
+from ziamath.nodes.msubsup import Msub, Msubsup, Msup
+from ziamath.nodes.nodetools import elementtext
+
+
+@dataclass(frozen=True)
+class TexScriptParams:
+    """TeX's script font parameters in em (cmsy10's; MathJax's TeX fonts use the same)."""
+
+    sup1: float = 0.413
+    sup2: float = 0.363
+    sub1: float = 0.15
+    sub2: float = 0.247
+    sup_drop: float = 0.386
+    sub_drop: float = 0.05
+    x_height: float = 0.431
+    rule_thickness: float = 0.04
+    scriptspace: float = 0.05
+
+
+COMPUTER_MODERN = TexScriptParams()
+EXTRA_IC = 0.033  # em MathJax adds between a base and its scripts (its `extra_ic`)
+# ziamath's em/ex/mu spaces are this much too wide (points taken for pixels).
+ZIAMATH_SPACE_FACTOR = 1.333
+FONT_RELATIVE = re.compile(r"(mathspace|em|ex|mu)\s*$")
+# TeX's \mathbin symbols missing from ziamath's operator table, each with TeX's medium space.
+TEX_BINARY = "∧∨⊘⊙⊕⊗⊖⋅∗∘∙∖±∓÷∩∪⊓⊔△▽⋄⋆†‡≀⨿⊎◯⊚⊛⊝⊞⊟⊠⊡⋉⋊⋋⋌⊺⊻⊼⋎⋏"
+MINUS, PLUS = "\u2212", "+"
+
+_ziamath_size_px = Mnode.size_px
+
+
+def size_px(self: Mnode, size: str, fontsize: float | None = None) -> float:
+    value = _ziamath_size_px(self, size, fontsize)
+    return value / ZIAMATH_SPACE_FACTOR if FONT_RELATIVE.search(size) else value
+
+
+Mnode.size_px = size_px  # type: ignore[method-assign]
+
+
+def tex_mathml(mathml: str) -> str:
+    """latex2mathml's MathML with TeX's operator classes: `*` as `\\ast`, missing binary spaces."""
+    mathml = mathml.replace("<mo>&#x0002A;</mo>", "<mo>&#x02217;</mo>")
+
+    def spaced(match: re.Match[str]) -> str:
+        char = chr(int(match.group(1), 16))
+        if char in TEX_BINARY and not operators.get_params(char, "infix"):
+            return f'<mo lspace="mediummathspace" rspace="mediummathspace">{match.group(0)[4:]}'
+        return match.group(0)
+
+    return re.sub(r"<mo>&#x([0-9A-Fa-f]+);</mo>", spaced, mathml)
+
+
+def tex_params(node: Any) -> TexScriptParams | None:
+    """TeX's parameters for a node's font, or None for a font that is not Computer Modern's (its
+    MATH table's subscript drop is cmsy10's sub2 and its x-height cmr10's)."""
+    consts = node.font.math.consts
+    em = node.font.info.layout.unitsperem
+    sub2 = abs(consts.subscriptShiftDown / em - COMPUTER_MODERN.sub2) < 1e-3
+    if sub2 and abs(consts.subscriptTopMax / em - 0.8 * COMPUTER_MODERN.x_height) < 2e-3:
+        return COMPUTER_MODERN
+    return None
+
+
+def is_char(node: Any) -> bool:
+    """A base TeX treats as one character (its box stays on the baseline for scripts)."""
+    return node.mtag in ("mi", "mn", "mo") and len(elementtext(node.element)) == 1
+
+
+def italic_correction(base: Any) -> float:
+    glyph = base.lastglyph()
+    if glyph is None or glyph.index < 0:
+        return 0.0
+    return base.units_to_points(base.font.math.italicsCorrection.getvalue(glyph.index) or 0)
+
+
+def base_advance(base: Any) -> float:
+    """Where scripts start: the base's advance, without the italic correction ziamath's box adds."""
+    if base.mtag == "mover" and getattr(base, "_isaccent", False):
+        return base.base_xadvance
+    if is_char(base) and base.mtag == "mi" and base.lastglyph() is not None:
+        glyph = base.lastglyph()
+        return base.nodexy[-1][0] + base.units_to_points(glyph.advance())
+    return base.xadvance()
+
+
+@dataclass(frozen=True)
+class Frame:
+    """A script node's frame: TeX's parameters, its em in points, the script scale, and where the
+    scripts start and how far the base asks them to rise (u) and drop (v)."""
+
+    p: TexScriptParams
+    em: float
+    x: float
+    u: float
+    v: float
+
+
+def script_frame(node: Any) -> Frame | None:
+    params = tex_params(node)
+    base = node.base
+    if params is None or base.params.get("movablelimits") == "true":
+        return None
+    em = node.glyphsize  # the size of the node's own style (a script's script is smaller)
+    scale = node.font.math.consts.scriptPercentScaleDown / 100
+    if is_char(base):
+        u = v = 0.0
+    else:
+        u = base.bbox.ymax - params.sup_drop * scale * em
+        v = -base.bbox.ymin + params.sub_drop * scale * em
+    return Frame(params, em, base_advance(base) + EXTRA_IC * em, u, v)
+
+
+def sup_rise(node: Any, f: Frame) -> float:
+    raised = f.p.sup1 if node.style.displaystyle and node.style.scriptlevel == 0 else f.p.sup2
+    return max(f.u, raised * f.em, -node.superscript.bbox.ymin + f.p.x_height * f.em / 4)
+
+
+def place(node: Any, f: Frame, scripts: list[tuple[Any, float, float]]) -> None:
+    """Place the base at 0 and each (script, dx, rise); the box ends scriptspace after the scripts."""
+    base = node.base
+    node.nodes.append(base)
+    node.nodexy.append((0.0, 0.0))
+    xmax = base.bbox.xmax
+    ymin, ymax = base.bbox.ymin, base.bbox.ymax
+    for script, dx, rise in scripts:
+        node.nodes.append(script)
+        node.nodexy.append((f.x + dx, -rise))
+        xmax = max(xmax, f.x + dx + script.xadvance() + f.p.scriptspace * f.em)
+        ymin, ymax = min(ymin, rise + script.bbox.ymin), max(ymax, rise + script.bbox.ymax)
+    node.bbox = BBox(min(0.0, base.bbox.xmin), xmax, ymin, ymax)
+
+
+class TexMsub(Msub, tag="msub"):
+    def _setup(self, **kwargs: Any) -> None:
+        f = script_frame(self)
+        if f is None:
+            return super()._setup(**kwargs)
+        drop = max(f.v, f.p.sub1 * f.em, self.subscript.bbox.ymax - 0.8 * f.p.x_height * f.em)
+        place(self, f, [(self.subscript, 0.0, -drop)])
+
+
+class TexMsup(Msup, tag="msup"):
+    def _setup(self, **kwargs: Any) -> None:
+        f = script_frame(self)
+        if f is None:
+            return super()._setup(**kwargs)
+        place(self, f, [(self.superscript, italic_correction(self.base), sup_rise(self, f))])
+
+
+class TexMsubsup(Msubsup, tag="msubsup"):
+    def _setup(self, **kwargs: Any) -> None:
+        f = script_frame(self)
+        if f is None:
+            return super()._setup(**kwargs)
+        rise, drop = sup_rise(self, f), max(f.v, f.p.sub2 * f.em)
+        sup_bottom, sub_top = rise + self.superscript.bbox.ymin, self.subscript.bbox.ymax - drop
+        gap = 4 * f.p.rule_thickness * f.em
+        if sup_bottom - sub_top < gap:
+            drop = gap - sup_bottom + self.subscript.bbox.ymax
+            lift = 0.8 * f.p.x_height * f.em - sup_bottom
+            if lift > 0:
+                rise, drop = rise + lift, drop - lift
+        ic = italic_correction(self.base)
+        place(self, f, [(self.subscript, 0.0, -drop), (self.superscript, ic, rise)])
+
+
+class TexMoperator(Moperator, tag="mo"):
+    def _setup(self, **kwargs: Any) -> None:
+        super()._setup(**kwargs)
+        if self.string == MINUS and tex_params(self) is not None:
+            # TeX's fonts give the minus the plus sign's height and depth (fractions line up).
+            plus = self.font.findglyph(PLUS, self.style.mathvariant).path.bbox
+            scale = self.glyphsize / self.font.info.layout.unitsperem
+            self.bbox = BBox(self.bbox.xmin, self.bbox.xmax, plus.ymin * scale, plus.ymax * scale)
