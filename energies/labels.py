@@ -219,8 +219,9 @@ def equation_label(tex: str) -> EquationLabel:
         import ziamath
         from ziamath.tex import tex2mml
 
-        from energies.tex_layout import tex_mathml  # adjusts ziamath to TeX's rules on import
+        from energies.tex_layout import load_math_font, tex_mathml  # adjusts ziamath on import
 
+    load_math_font(str(MATH_FONT))
     mathml = tex_mathml(tex2mml(tex, inline=False))
     # latex2mathml keeps unknown commands as literal text; MathJax (Penrose) rejects them.
     undefined = UNDEFINED_COMMAND.search(mathml)

@@ -20,20 +20,30 @@ design and metrics) the two agree on glyphs and most spacing; here is what diffe
   `EXTRA_IC` further as in MathJax; `scriptspace` follows. Fonts whose MATH table is not Computer
   Modern's keep ziamath's placement.
 - Operators: TeX's binary operators that ziamath's operator table lacks get TeX's medium space;
-  `*` is TeX's `\\ast` (U+2217); the minus sign's box is the plus sign's, as in TeX's fonts.
+  `*` is TeX's `\\ast` (U+2217); the minus and equals signs have the plus sign's box, as in
+  MathJax's TeX fonts.
+- Letters and digits keep one design at every size (MathJax scales its fonts for scripts; the
+  font's script-size variants are wider) and sit at their advances: ziamath moves a glyph whose
+  ink starts left of its origin (p, j, f) right by that much; TeX lets the ink overhang.
+- Accents (`\\vec`, `\\hat`, `\\tilde`...): the box is the base's, the accent may overhang it.
 """
 
 from __future__ import annotations
 
 import re
+import xml.etree.ElementTree as ET
 from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any
 
 from ziafont.fonttypes import BBox
-from ziamath import operators
+from ziamath import operators, zmath
+from ziamath.mathfont import MathFont
 from ziamath.nodes.mnode import Mnode
 from ziamath.nodes.moperator import Moperator
 from ziamath.nodes.msubsup import Msub, Msubsup, Msup
+from ziamath.nodes.mnumber import Midentifier, Mnumber
+from ziamath.nodes.munderover import Mover
 from ziamath.nodes.nodetools import elementtext
 
 
@@ -53,13 +63,20 @@ class TexScriptParams:
 
 
 COMPUTER_MODERN = TexScriptParams()
+MATHJAX_SCRIPT_SCALE = 0.5**0.5  # a script's size in MathJax (TeX's fonts: 0.7), a script's script 0.5
 EXTRA_IC = 0.033  # em MathJax adds between a base and its scripts (its `extra_ic`)
 # ziamath's em/ex/mu spaces are this much too wide (points taken for pixels).
 ZIAMATH_SPACE_FACTOR = 1.333
 FONT_RELATIVE = re.compile(r"(mathspace|em|ex|mu)\s*$")
 # TeX's \mathbin symbols missing from ziamath's operator table, each with TeX's medium space.
-TEX_BINARY = "∧∨⊘⊙⊕⊗⊖⋅∗∘∙∖±∓÷∩∪⊓⊔△▽⋄⋆†‡≀⨿⊎◯⊚⊛⊝⊞⊟⊠⊡⋉⋊⋋⋌⊺⊻⊼⋎⋏"
-MINUS, PLUS = "\u2212", "+"
+TEX_BINARY = "+−∧∨⊘⊙⊕⊗⊖⋅∗∘∙∖±∓÷∩∪⊓⊔△▽⋄⋆†‡≀⨿⊎◯⊚⊛⊝⊞⊟⊠⊡⋉⋊⋋⋌⊺⊻⊼⋎⋏"
+TEX_CHARACTERS = {"*": "\u2217", "\u00b7": "\u22c5"}  # TeX's \\ast and \\cdot
+TEX_ORDINARY = "∂∇∞∅′"  # ordinary symbols latex2mathml writes as operators
+PRIMES = set("′″‴")
+TEX_INNER = "…⋯"  # \\ldots, \\cdots
+MATHML_NAMESPACE = re.compile(r'\s+xmlns="[^"]*"')
+PLUS = "+"
+PLUS_BOX = "\u2212="  # signs whose box is the plus sign's in MathJax's TeX fonts
 
 _ziamath_size_px = Mnode.size_px
 
@@ -72,17 +89,40 @@ def size_px(self: Mnode, size: str, fontsize: float | None = None) -> float:
 Mnode.size_px = size_px  # type: ignore[method-assign]
 
 
+def load_math_font(path: str) -> None:
+    """Load the font for ziamath's `Math(font=path)`, scripts scaled as MathJax scales them."""
+    if path not in zmath.loadedfonts:
+        font = MathFont(path)
+        font.math.consts.scriptPercentScaleDown = 100 * MATHJAX_SCRIPT_SCALE
+        zmath.loadedfonts[path] = font
+
+
 def tex_mathml(mathml: str) -> str:
-    """latex2mathml's MathML with TeX's operator classes: `*` as `\\ast`, missing binary spaces."""
-    mathml = mathml.replace("<mo>&#x0002A;</mo>", "<mo>&#x02217;</mo>")
-
-    def spaced(match: re.Match[str]) -> str:
-        char = chr(int(match.group(1), 16))
-        if char in TEX_BINARY and not operators.get_params(char, "infix"):
-            return f'<mo lspace="mediummathspace" rspace="mediummathspace">{match.group(0)[4:]}'
-        return match.group(0)
-
-    return re.sub(r"<mo>&#x([0-9A-Fa-f]+);</mo>", spaced, mathml)
+    """latex2mathml's MathML with TeX's classes of atoms where ziamath's operator table differs:
+    `*` is `\\ast` and `\\cdot` is U+22C5 (as in MathJax); a binary operator has TeX's medium space
+    on both sides, unless it starts or ends its list or follows another operator (then TeX makes it
+    ordinary); `\\partial`-like symbols are ordinary, `\\ldots` is inner (thin spaces around)."""
+    root = ET.fromstring(MATHML_NAMESPACE.sub("", mathml, count=1))
+    for parent in root.iter():
+        kids = list(parent)
+        for i, kid in enumerate(kids):
+            text = kid.text or ""
+            if kid.tag == "mi" and text in TEX_INNER:
+                kid.tag = "mo"
+                kid.set("lspace", "thinmathspace")
+                kid.set("rspace", "thinmathspace")
+            if kid.tag != "mo" or kid.attrib.keys() & {"lspace", "rspace"}:
+                continue
+            kid.text = text = TEX_CHARACTERS.get(text, text)
+            if text in TEX_ORDINARY:
+                kid.set("lspace", "0")
+                kid.set("rspace", "0")
+            elif text in TEX_BINARY:
+                binary = 0 < i < len(kids) - 1 and kids[i - 1].tag != "mo"
+                space = "mediummathspace" if binary else "0"
+                kid.set("lspace", space)
+                kid.set("rspace", space)
+    return ET.tostring(root, encoding="unicode")
 
 
 def tex_params(node: Any) -> TexScriptParams | None:
@@ -202,8 +242,54 @@ class TexMsubsup(Msubsup, tag="msubsup"):
 class TexMoperator(Moperator, tag="mo"):
     def _setup(self, **kwargs: Any) -> None:
         super()._setup(**kwargs)
-        if self.string == MINUS and tex_params(self) is not None:
-            # TeX's fonts give the minus the plus sign's height and depth (fractions line up).
+        if self.string in PLUS_BOX and len(self.string) == 1 and tex_params(self) is not None:
             plus = self.font.findglyph(PLUS, self.style.mathvariant).path.bbox
             scale = self.glyphsize / self.font.info.layout.unitsperem
             self.bbox = BBox(self.bbox.xmin, self.bbox.xmax, plus.ymin * scale, plus.ymax * scale)
+
+
+class TexMover(Mover, tag="mover"):
+    def _setup(self, **kwargs: Any) -> None:
+        super()._setup(**kwargs)
+        over = self.element[1]
+        if over.tag != "mo" or len(elementtext(over)) != 1 or tex_params(self) is None:
+            return
+        (basex, _), (overx, overy) = self.nodexy
+        self.nodexy = [(0.0, 0.0), (overx - basex, overy)]
+        self.bbox = BBox(self.base.bbox.xmin, self.base.bbox.xmax, self.bbox.ymin, self.bbox.ymax)
+        self._xadvance = self.base_xadvance = self.base.xadvance()
+        self._isaccent = True  # for ziamath: scripts attach at base_xadvance
+
+
+def unshift_glyphs(node: Any) -> None:
+    """Undo ziamath's move of each glyph whose ink starts left of its origin."""
+    shift, placed = 0.0, []
+    for glyph, (x, y) in zip(node.nodes, node.nodexy, strict=True):
+        shift += max(0.0, -glyph.bbox.xmin)
+        placed.append((x - shift, y))
+    node.nodexy = placed
+    node.bbox = BBox(node.bbox.xmin, node.bbox.xmax - shift, node.bbox.ymin, node.bbox.ymax)
+
+
+def setup_letters(node: Any, setup: Callable[..., None], **kwargs: Any) -> None:
+    """Lay out letters or digits in the design of every size, as MathJax scales one font for
+    scripts (the font's script-size variants, 'ssty', are wider), at their advances."""
+    if tex_params(node) is None or PRIMES & set(node.string):
+        return setup(**kwargs)  # a prime's script variant is MathJax's prime, lowered and smaller
+    features = node.font.features
+    saved, features["ssty"] = features.get("ssty", False), False
+    try:
+        setup(**kwargs)
+    finally:
+        features["ssty"] = saved
+    unshift_glyphs(node)
+
+
+class TexMnumber(Mnumber, tag="mn"):
+    def _setup(self, **kwargs: Any) -> None:
+        setup_letters(self, super()._setup, **kwargs)
+
+
+class TexMidentifier(Midentifier, tag="mi"):
+    def _setup(self, **kwargs: Any) -> None:
+        setup_letters(self, super()._setup, **kwargs)
