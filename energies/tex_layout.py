@@ -32,17 +32,17 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from ziafont.fonttypes import BBox
-from ziamath import operators, zmath
+from ziamath import zmath
 from ziamath.mathfont import MathFont
 from ziamath.nodes.mnode import Mnode
+from ziamath.nodes.mnumber import Midentifier, Mnumber
 from ziamath.nodes.moperator import Moperator
 from ziamath.nodes.msubsup import Msub, Msubsup, Msup
-from ziamath.nodes.mnumber import Midentifier, Mnumber
 from ziamath.nodes.munderover import Mover
 from ziamath.nodes.nodetools import elementtext
 
