@@ -8,12 +8,15 @@ Penrose measures every label before layout and fixes each label's `width`, `heig
   0.7 px), `ascent`/`descent` the ink extent above/below the baseline, `height = ascent + descent`.
   A string with no width or no ink measures all zeros, as in Penrose. Font hinting, which made the
   reference run's ascents whole pixels, is not reproduced.
-- Equation: TeX math rendered to SVG paths by ziamath (pure Python, STIX Two Math font, display
-  style as MathJax's default in Penrose). The label box is the ink's horizontal extent and the
-  vertical extent from max(ink top, baseline) to min(ink bottom, baseline); `ascent` is the part
-  above the baseline, `descent` the part below. `EquationLabel.svg_fragment` holds the paths
-  (no fonts needed) typeset at REFERENCE_PX, baseline at y = 0, y down; `view_box` frames them in
-  those units, so an `<svg width height viewBox>` scales them to the label's size.
+- Equation: the box MathJax gives the TeX in Penrose (display style): TeX's box, not the ink's.
+  ziamath typesets it in Latin Modern Math (Computer Modern's design and metrics, as MathJax's TeX
+  fonts), with TeX's layout rules where ziamath's differ (energies.tex_layout). `width` runs from
+  the origin to the advance; `ascent`/`descent` are the extent above/below the baseline, which for
+  Computer Modern's glyphs is their TeX height and depth. Over the registry's 457 Equations the
+  median error against MathJax's boxes is 0.0% and the 90th percentile under 1% (width, height,
+  ascent). `EquationLabel.svg_fragment` holds the paths (no fonts needed) typeset at REFERENCE_PX,
+  baseline at y = 0, y down; `view_box` frames the box in those units, so an `<svg width height
+  viewBox>` scales them to the label's size (ink may overhang the box, as in TeX).
 
 Font sizes accept CSS absolute units (px, pt, pc, in, cm, mm, q), em/rem/% against a 16 px base and
 the absolute size keywords. Errors (bad TeX, bad font size) raise `LabelError` naming the label.

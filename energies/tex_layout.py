@@ -17,15 +17,21 @@ design and metrics) the two agree on glyphs and most spacing; here is what diffe
   sup2, depth(sup) + xh / 4); with both, the subscript drops by max(v, sub2), then at least 4 rule
   thicknesses separate them, the superscript's bottom staying 4/5 xh above the baseline. A
   subscript starts at the base's advance, a superscript after its italic correction too, both
-  `EXTRA_IC` further as in MathJax; `scriptspace` follows. Fonts whose MATH table is not Computer
-  Modern's keep ziamath's placement.
-- Operators: TeX's binary operators that ziamath's operator table lacks get TeX's medium space;
-  `*` is TeX's `\\ast` (U+2217); the minus and equals signs have the plus sign's box, as in
-  MathJax's TeX fonts.
+  `EXTRA_IC` further as in MathJax; `scriptspace` follows; scripts are scaled by MathJax's 0.707.
+- Operators (`tex_mathml`): a binary operator gets TeX's medium space on both sides unless it
+  starts or ends its list or follows or precedes another operator but a fence (TeX then makes it
+  ordinary); `\\partial`-like
+  symbols are ordinary, `\\ldots` inner; `*` is `\\ast` and `\\cdot` U+22C5, as in MathJax. In
+  scripts an operator's box reaches its advance; the minus and equals signs have the plus sign's
+  height and depth, as in MathJax's TeX fonts.
 - Letters and digits keep one design at every size (MathJax scales its fonts for scripts; the
   font's script-size variants are wider) and sit at their advances: ziamath moves a glyph whose
   ink starts left of its origin (p, j, f) right by that much; TeX lets the ink overhang.
-- Accents (`\\vec`, `\\hat`, `\\tilde`...): the box is the base's, the accent may overhang it.
+- Accents (`\\vec`, `\\hat`, `\\tilde`...): the box is the base's, the accent may overhang it (the
+  accent's height stays the MATH table's, not TeX's rule 12).
+
+Node rules apply to fonts whose MATH table is Computer Modern's (`tex_params`); others keep
+ziamath's layout.
 """
 
 from __future__ import annotations
@@ -68,10 +74,11 @@ EXTRA_IC = 0.033  # em MathJax adds between a base and its scripts (its `extra_i
 # ziamath's em/ex/mu spaces are this much too wide (points taken for pixels).
 ZIAMATH_SPACE_FACTOR = 1.333
 FONT_RELATIVE = re.compile(r"(mathspace|em|ex|mu)\s*$")
-# TeX's \mathbin symbols missing from ziamath's operator table, each with TeX's medium space.
+# TeX's binary operators (\mathbin).
 TEX_BINARY = "+−∧∨⊘⊙⊕⊗⊖⋅∗∘∙∖±∓÷∩∪⊓⊔△▽⋄⋆†‡≀⨿⊎◯⊚⊛⊝⊞⊟⊠⊡⋉⋊⋋⋌⊺⊻⊼⋎⋏"
 TEX_CHARACTERS = {"*": "\u2217", "\u00b7": "\u22c5"}  # TeX's \\ast and \\cdot
 TEX_ORDINARY = "∂∇∞∅′"  # ordinary symbols latex2mathml writes as operators
+OPENERS, CLOSERS = "([{⟨⌈⌊|‖", ")]}⟩⌉⌋|‖"
 PRIMES = set("′″‴")
 TEX_INNER = "…⋯"  # \\ldots, \\cdots
 MATHML_NAMESPACE = re.compile(r'\s+xmlns="[^"]*"')
@@ -97,6 +104,12 @@ def load_math_font(path: str) -> None:
         zmath.loadedfonts[path] = font
 
 
+def atom(element: ET.Element, fences: str) -> bool:
+    """Whether a binary operator beside `element` stays binary: beside an operator it is ordinary,
+    unless that operator is one of `fences` (a closing one before it, an opening one after it)."""
+    return element.tag != "mo" or (element.text or "") in fences
+
+
 def tex_mathml(mathml: str) -> str:
     """latex2mathml's MathML with TeX's classes of atoms where ziamath's operator table differs:
     `*` is `\\ast` and `\\cdot` is U+22C5 (as in MathJax); a binary operator has TeX's medium space
@@ -118,7 +131,7 @@ def tex_mathml(mathml: str) -> str:
                 kid.set("lspace", "0")
                 kid.set("rspace", "0")
             elif text in TEX_BINARY:
-                binary = 0 < i < len(kids) - 1 and kids[i - 1].tag != "mo"
+                binary = 0 < i < len(kids) - 1 and atom(kids[i - 1], CLOSERS) and atom(kids[i + 1], OPENERS)
                 space = "mediummathspace" if binary else "0"
                 kid.set("lspace", space)
                 kid.set("rspace", space)

@@ -140,6 +140,8 @@ PROBED = [
     "{ab}_k",  # another base: its depth plus sub_drop
     r"x_{y_z}",  # a script's script
     "-1",  # a leading binary operator is ordinary
+    "(-x)",  # so is one after an opening fence
+    "f(x)-1",  # not one after a closing fence
     r"a \vee b \cap c",  # binary operators ziamath's table lacks
     r"x \cdot y * z",  # \cdot and * as MathJax's symbols
     r"a\,b\!c\;d",  # spaces in mu
