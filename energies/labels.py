@@ -224,13 +224,13 @@ def equation_label(tex: str) -> EquationLabel:
 
         from energies.tex_layout import load_math_font, tex_mathml  # adjusts ziamath on import
 
-    load_math_font(str(MATH_FONT))
     mathml = tex_mathml(tex2mml(tex, inline=False))
     # latex2mathml keeps unknown commands as literal text; MathJax (Penrose) rejects them.
     undefined = UNDEFINED_COMMAND.search(mathml)
     if undefined:
         raise ValueError(f"undefined control sequence {undefined.group(1)}")
     with ziamath_lock:
+        load_math_font(str(MATH_FONT))
         saved = ziamath.config.svg2
         ziamath.config.svg2 = False  # plain <path> elements instead of <symbol>/<use> with ids
         try:
