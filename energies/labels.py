@@ -8,12 +8,15 @@ Penrose measures every label before layout and fixes each label's `width`, `heig
   0.7 px), `ascent`/`descent` the ink extent above/below the baseline, `height = ascent + descent`.
   A string with no width or no ink measures all zeros, as in Penrose. Font hinting, which made the
   reference run's ascents whole pixels, is not reproduced.
-- Equation: TeX math rendered to SVG paths by ziamath (pure Python, STIX Two Math font, display
-  style as MathJax's default in Penrose). The label box is the ink's horizontal extent and the
-  vertical extent from max(ink top, baseline) to min(ink bottom, baseline); `ascent` is the part
-  above the baseline, `descent` the part below. `EquationLabel.svg_fragment` holds the paths
-  (no fonts needed) typeset at REFERENCE_PX, baseline at y = 0, y down; `view_box` frames them in
-  those units, so an `<svg width height viewBox>` scales them to the label's size.
+- Equation: the box MathJax gives the TeX in Penrose (display style): TeX's box, not the ink's.
+  ziamath typesets it in Latin Modern Math (Computer Modern's design and metrics, as MathJax's TeX
+  fonts), with TeX's layout rules where ziamath's differ (energies.tex_layout). `width` runs from
+  the origin to the advance; `ascent`/`descent` are the extent above/below the baseline, which for
+  Computer Modern's glyphs is their TeX height and depth. Over the registry's 457 Equations the
+  median error against MathJax's boxes is 0.0% and the 90th percentile under 1% (width, height,
+  ascent). `EquationLabel.svg_fragment` holds the paths (no fonts needed) typeset at REFERENCE_PX,
+  baseline at y = 0, y down; `view_box` frames the box in those units, so an `<svg width height
+  viewBox>` scales them to the label's size (ink may overhang the box, as in TeX).
 
 Font sizes accept CSS absolute units (px, pt, pc, in, cm, mm, q), em/rem/% against a 16 px base and
 the absolute size keywords. Errors (bad TeX, bad font size) raise `LabelError` naming the label.
@@ -34,6 +37,8 @@ from typing import Any
 from energies.font_metrics import load_font
 
 FONT_DIR = Path(__file__).resolve().parent / "fonts"
+# Computer Modern's design and metrics (those of MathJax's TeX fonts, which Penrose measures with).
+MATH_FONT = FONT_DIR / "latinmodern-math.otf"
 # XML 1.0's Char production: everything else (C0 controls but tab/newline/return, lone surrogates,
 # U+FFFE/U+FFFF) can be in no SVG. A Text label drops them when drawn (service.render); TeX is
 # refused with them, since its paths are drawn through an XML parser.
@@ -217,16 +222,19 @@ def equation_label(tex: str) -> EquationLabel:
         import ziamath
         from ziamath.tex import tex2mml
 
-    mathml = tex2mml(tex, inline=False)
+        from energies.tex_layout import load_math_font, tex_mathml  # adjusts ziamath on import
+
+    mathml = tex_mathml(tex2mml(tex, inline=False))
     # latex2mathml keeps unknown commands as literal text; MathJax (Penrose) rejects them.
     undefined = UNDEFINED_COMMAND.search(mathml)
     if undefined:
         raise ValueError(f"undefined control sequence {undefined.group(1)}")
     with ziamath_lock:
+        load_math_font(str(MATH_FONT))
         saved = ziamath.config.svg2
         ziamath.config.svg2 = False  # plain <path> elements instead of <symbol>/<use> with ids
         try:
-            math = ziamath.Math(mathml, size=REFERENCE_PX)
+            math = ziamath.Math(mathml, size=REFERENCE_PX, font=str(MATH_FONT))
             group = ET.Element("g")
             math.node.draw(0, 0, group)
         finally:
@@ -236,16 +244,18 @@ def equation_label(tex: str) -> EquationLabel:
         if element.attrib.get("fill") == ziamath.config.math.color:
             del element.attrib["fill"]
     fragment = "".join(ET.tostring(child, encoding="unicode") for child in group)
+    # TeX's box: from the origin to the advance; heights and depths are the ink's, as the heights
+    # and depths of Computer Modern's TeX metrics are.
     box = math.node.bbox
     ascent, descent = max(0.0, box.ymax), max(0.0, -box.ymin)
-    width = box.xmax - box.xmin
+    width = max(0.0, math.node.xadvance())
     return EquationLabel(
         width=width,
         height=ascent + descent,
         ascent=ascent,
         descent=descent,
         svg_fragment=fragment,
-        view_box=(box.xmin, -ascent, width, ascent + descent),
+        view_box=(0.0, -ascent, width, ascent + descent),
     )
 
 

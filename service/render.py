@@ -399,6 +399,8 @@ def render_equation(shape: Shape, ctx: RenderContext) -> Node:
         "svg",
         {
             "style": f"font-size: {prop(shape, 'fontSize')}",
+            # The box is TeX's, not the ink's: an italic letter or an accent may overhang it.
+            "overflow": "visible",
             "width": fmt(non_negative(prop(shape, "width"))),
             "height": fmt(non_negative(prop(shape, "height"))),
             "viewBox": " ".join(fmt(v) for v in label.view_box),

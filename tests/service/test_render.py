@@ -222,7 +222,7 @@ def test_equation_is_placed_by_its_center():
     nested = group.find(f"{SVG}svg")
     assert float(nested.get("width")) == pytest.approx(label.width)
     assert float(nested.get("height")) == pytest.approx(label.height)
-    assert nested.get("style") == "font-size: 16px"
+    assert nested.get("style") == "font-size: 16px" and nested.get("overflow") == "visible"
     paint = nested.find(f"{SVG}g")
     assert paint.get("fill") == "#ff0000" and paint.get("stroke") == "none"
     assert len(paint.findall(f"{SVG}path")) >= 2 and paint.find(f"{SVG}rect") is not None

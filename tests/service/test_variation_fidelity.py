@@ -1,9 +1,10 @@
 """Across variations, a single run is Penrose's run once the labels measure as Penrose's.
 
 stochastic-process reached a good layout on fewer variations than Penrose (4 of 10 against 5). Its
-random walk is Penrose's (drawn while the Style is evaluated) and so is its start; what differs is
-the size of its three TeX labels: ours are typeset by ziamath in STIX Two Math ($x_k$ 11.60 x 8.38
-px at 12 px), Penrose's by MathJax in its TeX fonts (12.28 x 7.20). The walk rarely fits the canvas,
+random walk is Penrose's (drawn while the Style is evaluated) and so is its start; what differed was
+the size of its three TeX labels: ziamath's STIX Two Math ink boxes ($x_k$ 11.60 x 8.38 px at 12 px)
+against MathJax's TeX boxes (12.28 x 7.20); ours are now MathJax's to 0.001 em (energies.tex_layout),
+and 5 of 10 are good, as Penrose's. The walk rarely fits the canvas,
 so the final energy is the penalty of a violated `disjoint(label, path)` or `onCanvas`, whose residue
 is the walk's overhang plus half a label size: 0.43-0.69 px more or less per variation than
 Penrose's. Given MathJax's sizes, our single run ends at Penrose's energy on all ten variations.
