@@ -26,6 +26,9 @@ routine exist:
 - ``"minimize"``: ``scipy.optimize.minimize(method="L-BFGS-B", jac=True)``: public API, any
   scipy >= 1.11, but its ScalarFunction wrapper copies and memoizes every point.
 
+The feasibility finish (:mod:`energies.optimize`) turns L-BFGS-B's own tests on (``factr``,
+``pgtol``) and Penrose's off (``run_round(penrose_test=False)``).
+
 Overhead per iteration beyond the energy itself (best of 7, busy 2-core dev machine, n = 20 / 200):
 bare loops 15-22 / 33-53 µs for setulb against 68-88 / 59-107 µs for ``minimize``
 (``fmin_l_bfgs_b``, a wrapper of it, 94-99 / 65-106 µs); the whole ``optimize`` 30-50 / 65-84 µs
@@ -84,6 +87,7 @@ class RoundOutcome:
     evaluations: int
     reason: RoundReason
     restarts: int = 0  # L-BFGS-B runs restarted after their line search gave up with progress
+    initial_energy: float = np.nan  # φ at the round's starting point
 
 
 class DecrementTracker:
@@ -102,6 +106,8 @@ class DecrementTracker:
         self.last_g: np.ndarray | None = None
         self.iterate_energy = np.nan  # at the last accepted point
         self.start_energy = np.nan  # where the current run of L-BFGS-B started
+        self.initial_energy = np.nan  # where the round started
+        self.solver_converged = False  # L-BFGS-B's own tests ended it (drive_setulb with tolerances)
         self.restart()
 
     def restart(self) -> None:
@@ -119,6 +125,8 @@ class DecrementTracker:
         if self._iterate_x is None:  # the starting point
             self._iterate_x, self._iterate_g, self.iterate_energy = x.copy(), g, f
             self.start_energy = f
+            if self.evaluations == 1:
+                self.initial_energy = f
         elif self._first_trial is None:
             self._first_trial = x.copy()
         self.last_x, self.last_f, self.last_g = x, f, g
@@ -140,9 +148,14 @@ class DecrementTracker:
 
 
 def drive_setulb(
-    tracker: DecrementTracker, x0: np.ndarray, on_iteration: Callable[[float], bool]
+    tracker: DecrementTracker,
+    x0: np.ndarray,
+    on_iteration: Callable[[float], bool],
+    factr: float = 0.0,
+    pgtol: float = 0.0,
 ) -> np.ndarray:
-    """Our own reverse-communication loop around L-BFGS-B's core routine (scipy >= 1.15)."""
+    """Our own reverse-communication loop around L-BFGS-B's core routine (scipy >= 1.15); its own
+    tests (``factr``, ``pgtol``, as in ``fmin_l_bfgs_b``) are off unless given."""
     from scipy.optimize import _lbfgsb
 
     n, m = x0.size, LBFGS_MEMORY
@@ -157,8 +170,8 @@ def drive_setulb(
     nbd = np.zeros(n, np.int32)
     accepted = x.copy()
     while True:
-        _lbfgsb.setulb(m, x, unbounded, unbounded, nbd, f, g, 0.0, 0.0, wa, iwa, task, lsave, isave, dsave,
-                       MAX_LINE_SEARCH_STEPS, ln_task)  # fmt: skip
+        _lbfgsb.setulb(m, x, unbounded, unbounded, nbd, f, g, factr, pgtol, wa, iwa, task, lsave, isave,
+                       dsave, MAX_LINE_SEARCH_STEPS, ln_task)  # fmt: skip
         if task[0] == 3:  # FG: wants energy and gradient at x
             fx, gx = tracker.evaluate(x.copy())
             f[...] = fx
@@ -168,6 +181,7 @@ def drive_setulb(
             if on_iteration(tracker.accept()):
                 return accepted
         else:  # stopped by L-BFGS-B's own tests; x may be a rejected trial point
+            tracker.solver_converged = int(task[0]) == 4  # CONVERGENCE, not a failed line search
             return accepted
 
 
@@ -209,10 +223,12 @@ def run_round(
     report: Callable[[int, float], None],
     evaluation_budget: float = np.inf,
     trial_fun: Energy | None = None,
+    penrose_test: bool = True,
 ) -> RoundOutcome:
     """L-BFGS on ``fun`` from ``x0`` until Penrose's test or a bound ends the round (module docstring).
     ``trial_fun`` evaluates a line search's trial points for drivers that back off from non-finite
-    ones (``"penrose"``); it defaults to ``fun``."""
+    ones (``"penrose"``); it defaults to ``fun``. Without ``penrose_test`` only the driver's own
+    tests (L-BFGS-B's ``factr``, ``pgtol``) or a bound end the round."""
     tracker = DecrementTracker(fun, trial_fun)
     reason: list[RoundReason] = ["converged"]
     stopped_by_us = [False]
@@ -227,7 +243,7 @@ def run_round(
     def on_iteration(decrement: float) -> bool:
         report(tracker.iterations, tracker.last_f)
         recent[tracker.iterations % recent.size] = tracker.iterate_energy
-        if decrement < UO_STOP:
+        if penrose_test and decrement < UO_STOP:
             pass  # converged: a bound reached at the same iteration does not matter
         elif tracker.iterations >= iteration_budget:
             reason[0] = "max_iters"
@@ -237,7 +253,7 @@ def run_round(
             reason[0] = "evaluation_budget"
         elif stalled():
             reason[0] = "stalled"
-        stopped_by_us[0] = decrement < UO_STOP or reason[0] != "converged"
+        stopped_by_us[0] = (penrose_test and decrement < UO_STOP) or reason[0] != "converged"
         return stopped_by_us[0]
 
     if iteration_budget <= 0:
@@ -247,7 +263,7 @@ def run_round(
     while True:
         before = tracker.iterations
         x = driver(tracker, x, on_iteration)
-        if stopped_by_us[0]:
+        if stopped_by_us[0] or tracker.solver_converged:
             break
         # L-BFGS-B's line search gave up. Penrose's line search never gives up (it takes its last
         # step), so go on from the last accepted point with a fresh memory, provided this run
@@ -257,5 +273,11 @@ def run_round(
         tracker.restart()
         restarts += 1
     return RoundOutcome(
-        x, tracker.iterate_energy, tracker.iterations, tracker.evaluations, reason[0], restarts
+        x,
+        tracker.iterate_energy,
+        tracker.iterations,
+        tracker.evaluations,
+        reason[0],
+        restarts,
+        tracker.initial_energy,
     )

@@ -1,18 +1,22 @@
 """The feasibility finish and the infeasible-constraint diagnosis.
 
 Oracles: the quadratic penalty's minimizer in closed form (x* = 1 + s(a - 1)/(s + λk²) for
-s(x - a)² with k(x - 1) <= 0), the midpoint that balances two contradicting bounds, and, for the
+s(x - a)² with k(x - 1) <= 0), the midpoint that balances two contradicting bounds, scipy's SLSQP
+(a point meeting every constraint of a polygon's stage, so its penalty's minimum is 0), and, for the
 diagnosis, the constraint's value under random moves of every varying unknown (a constraint that
 depends on none stays put; one that depends on some moves).
 """
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 
 from energies.compile import compile_problem
 from energies.diagram_build import build_diagram
+from energies.lbfgs import drive_setulb, run_round
 from energies.optimize import EP_STOP, SATISFIED_TOLERANCE, optimize
 from service.pipeline import render_trio
 from tests.energies.test_optimize import NumpyProblem
@@ -71,6 +75,91 @@ def test_finish_keeps_penrose_layout_when_rounds_cannot_help() -> None:
     assert finished.stages[0].finish_rounds == 0
     assert finished.x.tobytes() == plain.x.tobytes() and finished.energy == plain.energy
     assert finished.evaluations > plain.evaluations  # the round was tried, then undone
+
+
+def test_finish_round_evaluates_no_point_twice() -> None:
+    # The finish compares φ before and after its round from the round's own evaluations.
+    calls: list[tuple[bytes, float]] = []
+    energy_and_grad = STEEP.energy_and_grad
+
+    def recorded(x: np.ndarray, stage: int, weight: float) -> tuple[float, np.ndarray]:
+        calls.append((x.tobytes(), weight))
+        return energy_and_grad(x, stage, weight)
+
+    problem = NumpyProblem(1, STEEP.objectives, STEEP.constraints)
+    problem.energy_and_grad = recorded  # type: ignore[method-assign]
+    result = optimize(problem, np.array([0.0]))
+    assert result.stages[0].finish_rounds == 1 and result.evaluations == len(calls)
+    finish = [call for call in calls if call[1] == result.stages[0].weight]
+    assert len(finish) > 2 and len(set(finish)) == len(finish)
+
+
+def test_finish_driver_ends_on_lbfgsb_convergence_without_restarting() -> None:
+    # (x0 - 3)² + 100 (x1 + 1)²: L-BFGS-B's own tests end the round at the minimizer (3, -1).
+    def fun(x: np.ndarray) -> tuple[float, np.ndarray]:
+        return float((x[0] - 3) ** 2 + 100 * (x[1] + 1) ** 2), np.array([2 * (x[0] - 3), 200 * (x[1] + 1)])
+
+    outcome = run_round(
+        fun,
+        np.array([10.0, 10.0]),
+        driver=functools.partial(drive_setulb, factr=10.0, pgtol=1e-5),
+        iteration_budget=1000,
+        deadline=np.inf,
+        report=lambda _i, _f: None,
+        penrose_test=False,
+    )
+    assert outcome.reason == "converged" and outcome.restarts == 0
+    assert outcome.x == pytest.approx([3.0, -1.0], abs=1e-6)
+    assert outcome.initial_energy == fun(np.array([10.0, 10.0]))[0]
+    assert outcome.energy == fun(outcome.x)[0]
+
+
+# A closed hexagon of side 50 and, in its last stage, a given elastic energy: constraints that fight
+# over the same points, as in Penrose's curve examples. Its last stage can be met exactly.
+POLYGON = """
+canvas { width = 800
+height = 800 }
+layout = [convex, blob]
+forall Curve c {
+  points = [(?, ?), (?, ?), (?, ?), (?, ?), (?, ?), (?, ?)]
+  shape curve = Polygon { points: points }
+  ensure isEquilateral(points, true)
+  ensure elasticEnergy(points, true) == 20000 in blob
+  ensure signedArea(points, true) == 6000 in convex
+  ensure perimeter(points, true) == 300
+}
+"""
+
+
+def test_polygon_stage_is_satisfiable() -> None:
+    # The oracle: SLSQP finds a point where every constraint of the last stage holds.
+    from scipy.optimize import minimize
+
+    diagram = build_diagram("type Curve", "Curve c", POLYGON, "v0", ())
+    problem = compile_problem(diagram)
+    active = problem.stages[-1].constraints
+    assert active.sum() == 4  # with the polygon's implicit onCanvas
+
+    def values(x: np.ndarray) -> np.ndarray:
+        return np.asarray(problem.goal_values(x).constraints)[active]
+
+    found = minimize(lambda x: 0.0, np.array(diagram.unknowns.x0), method="SLSQP",
+                     constraints={"type": "ineq", "fun": lambda x: -values(x)})  # fmt: skip
+    assert found.success and values(found.x).max() < 1e-6
+
+
+@pytest.mark.parametrize("variation", [f"v{i}" for i in range(6)])
+def test_finish_satisfies_a_stiff_stage_that_penroses_rounds_leave(variation: str) -> None:
+    # Under λ >= 1e6 Penrose's decrement test gᵀHg < 1e-2 passed after 1-2 L-BFGS-B iterations (H
+    # scaled by the stiffest curvature), so each finish round ended where it began: the finish's
+    # rounds now run until L-BFGS-B's own tests end them.
+    diagram = build_diagram("type Curve", "Curve c", POLYGON, variation, ())
+    problem = compile_problem(diagram)
+    x0 = np.array(diagram.unknowns.x0)
+    assert optimize(problem, x0, finish=False).max_constraint_violation > SATISFIED_TOLERANCE
+    result = optimize(problem, x0)
+    assert result.n_violated == 0 and result.max_constraint_violation <= SATISFIED_TOLERANCE
+    assert result.stages[-1].finish_rounds >= 1
 
 
 # A fixed circle placed off a 100 x 100 canvas (its onCanvas can never hold), and a free one.
