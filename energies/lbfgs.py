@@ -226,16 +226,18 @@ def run_round(
     reason: list[RoundReason] = ["converged"]
     stopped_by_us = [False]
     # Energies at accepted iterations, the last STALL_WINDOW + 1 of them (ring buffer, by iteration).
-    recent = np.full(STALL_WINDOW + 1, np.nan)
+    recent = [math.nan] * (STALL_WINDOW + 1)  # a list: read and written every iteration
 
     def stalled() -> bool:
         k = tracker.iterations
-        then, now = recent[(k - STALL_WINDOW) % recent.size], tracker.iterate_energy
-        return k > STALL_WINDOW and bool(then - now <= STALL_RTOL * max(abs(now), 1.0))
+        if k <= STALL_WINDOW:
+            return False
+        then, now = recent[(k - STALL_WINDOW) % len(recent)], tracker.iterate_energy
+        return bool(then - now <= STALL_RTOL * max(abs(now), 1.0))
 
     def on_iteration(decrement: float) -> bool:
         report(tracker.iterations, tracker.last_f)
-        recent[tracker.iterations % recent.size] = tracker.iterate_energy
+        recent[tracker.iterations % len(recent)] = float(tracker.iterate_energy)
         if decrement < UO_STOP:
             pass  # converged: a bound reached at the same iteration does not matter
         elif tracker.iterations >= iteration_budget:
