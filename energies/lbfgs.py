@@ -56,6 +56,7 @@ compares: φ there for L-BFGS-B, and for Penrose's L-BFGS φ where its last line
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -94,11 +95,14 @@ class DecrementTracker:
     """Follows L-BFGS-B's evaluations to compute Penrose's decrement gᵀHg at each accepted point.
 
     ``evaluate`` sees every point L-BFGS-B asks for; ``accept`` is called when it starts a new
-    iteration and returns the decrement at the previous iterate (the point the line search left)."""
+    iteration and returns the decrement at the previous iterate (the point the line search left).
+    With ``decrements=False`` (a driver that computes the decrement itself: Penrose's) ``accept``
+    returns NaN and the points are not copied for it."""
 
-    def __init__(self, fun: Energy, trial_fun: Energy | None = None) -> None:
+    def __init__(self, fun: Energy, trial_fun: Energy | None = None, *, decrements: bool = True) -> None:
         self._fun = fun
         self._trial_fun = trial_fun or fun
+        self.decrements = decrements
         self.evaluations = 0
         self.iterations = 0
         self.last_x: np.ndarray | None = None
@@ -127,7 +131,7 @@ class DecrementTracker:
             self.start_energy = f
             if self.evaluations == 1:
                 self.initial_energy = f
-        elif self._first_trial is None:
+        elif self._first_trial is None and self.decrements:
             self._first_trial = x.copy()
         self.last_x, self.last_f, self.last_g = x, f, g
         return f, g
@@ -135,13 +139,16 @@ class DecrementTracker:
     def accept(self) -> float:
         assert self._iterate_g is not None and self._iterate_x is not None and self.last_g is not None
         g_prev = self._iterate_g
-        if self._steps_since_start == 0 or self._first_trial is None:
+        if not self.decrements:
+            decrement = math.nan
+        elif self._steps_since_start == 0 or self._first_trial is None:
             decrement = float(g_prev @ g_prev)  # first step: H = I
         else:
             decrement = -float(g_prev @ (self._first_trial - self._iterate_x))
         self.iterations += 1
         self._steps_since_start += 1
-        self._iterate_x, self._iterate_g = self.last_x.copy(), self.last_g  # type: ignore[union-attr]
+        self._iterate_x = self.last_x.copy() if self.decrements else self.last_x  # type: ignore[union-attr]
+        self._iterate_g = self.last_g
         self.iterate_energy = self.last_f
         self._first_trial = None
         return decrement
@@ -229,20 +236,24 @@ def run_round(
     ``trial_fun`` evaluates a line search's trial points for drivers that back off from non-finite
     ones (``"penrose"``); it defaults to ``fun``. Without ``penrose_test`` only the driver's own
     tests (L-BFGS-B's ``factr``, ``pgtol``) or a bound end the round."""
-    tracker = DecrementTracker(fun, trial_fun)
+    # Penrose's driver computes its decrement gᵀr itself: the tracker's copy of it would cost three
+    # vector operations per iteration.
+    tracker = DecrementTracker(fun, trial_fun, decrements=driver is not drive_penrose)
     reason: list[RoundReason] = ["converged"]
     stopped_by_us = [False]
     # Energies at accepted iterations, the last STALL_WINDOW + 1 of them (ring buffer, by iteration).
-    recent = np.full(STALL_WINDOW + 1, np.nan)
+    recent = [math.nan] * (STALL_WINDOW + 1)  # a list: read and written every iteration
 
     def stalled() -> bool:
         k = tracker.iterations
-        then, now = recent[(k - STALL_WINDOW) % recent.size], tracker.iterate_energy
-        return k > STALL_WINDOW and bool(then - now <= STALL_RTOL * max(abs(now), 1.0))
+        if k <= STALL_WINDOW:
+            return False
+        then, now = recent[(k - STALL_WINDOW) % len(recent)], tracker.iterate_energy
+        return bool(then - now <= STALL_RTOL * max(abs(now), 1.0))
 
     def on_iteration(decrement: float) -> bool:
         report(tracker.iterations, tracker.last_f)
-        recent[tracker.iterations % recent.size] = tracker.iterate_energy
+        recent[tracker.iterations % len(recent)] = float(tracker.iterate_energy)
         if penrose_test and decrement < UO_STOP:
             pass  # converged: a bound reached at the same iteration does not matter
         elif tracker.iterations >= iteration_budget:

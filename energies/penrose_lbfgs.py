@@ -104,19 +104,23 @@ def two_loop(
 ) -> np.ndarray:
     """r = H g for the L-BFGS inverse Hessian H of the pairs (s, y), newest first; `rhos`, each
     pair's `pair_rho`, kept beside the pairs, spares recomputing them at every iteration."""
-    q = g.copy()
     if rhos is None:
         rhos = [pair_rho(s, y) for s, y in pairs]
+    # Called once per iteration with up to 2·M dot products and 4·M vector updates on small vectors,
+    # so numpy's per-call cost dominates: the updates write into one scratch vector in place.
+    q = g.copy()
+    scratch = np.empty_like(g)
+    multiply, subtract, add = np.multiply, np.subtract, np.add
     alphas = []
     for (s, y), rho in zip(pairs, rhos):
-        a = rho * float(s @ q)
+        a = rho * float(s.dot(q))
         alphas.append(a)
-        q -= a * y
+        subtract(q, multiply(a, y, out=scratch), out=q)
     s0, y0 = pairs[0]
-    r = (float(s0 @ y0) / (float(y0 @ y0) + EPSD)) * q
+    r = multiply(float(s0.dot(y0)) / (float(y0.dot(y0)) + EPSD), q, out=q)
     for k in range(len(alphas) - 1, -1, -1):
         s, y = pairs[k]
-        r += (alphas[k] - rhos[k] * float(y @ r)) * s
+        add(r, multiply(alphas[k] - rhos[k] * float(y.dot(r)), s, out=scratch), out=r)
     return r
 
 

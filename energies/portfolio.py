@@ -19,9 +19,10 @@ violated constraints, then the lowest final energy; ties go to the earlier start
 What bounds the work, all deterministic unless a time budget cuts in:
 
 - ``starts``: at most this many;
-- ``max_evaluations``: a further start runs only if the evaluations so far plus those start 0 took
-  stay within it, so expensive layouts (tens of thousands of evaluations) keep a single start, and
-  it may take at most the iterations left in it (a start cut by this is dropped);
+- ``max_evaluations``: a further start runs only if the evaluations so far plus those of the
+  costliest finished start stay within it, so expensive layouts (tens of thousands of evaluations)
+  keep a single start, and it may take at most the iterations left in it (a start cut by this is
+  dropped, its work wasted: hence room for the costliest start, not start 0's, when they differ);
 - a wandering start: a further start may take at most ``WANDER_FACTOR`` times start 0's
   evaluations (at least ``WANDER_FLOOR``); one that needs more has left the basins start 0's problem
   settles in (a resampled start can land where a stiff penalty crawls for thousands of iterations),
@@ -138,7 +139,7 @@ def optimize_portfolio(
             result.stopped = "optimal"
             return result
         evaluations = result.evaluations  # also those of starts that failed or were dropped
-        if evaluations + first.evaluations > settings.max_evaluations:
+        if evaluations + max(s.evaluations for s in result.starts) > settings.max_evaluations:
             result.stopped = "evaluations"
             return result
         if _agreed(result):

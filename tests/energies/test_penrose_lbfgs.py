@@ -69,7 +69,12 @@ def test_two_loop_is_the_bfgs_inverse_hessian_update() -> None:
         v = np.eye(n) - rho * np.outer(y, s)
         h = v.T @ h @ v + rho * np.outer(s, s)
     g = rng.normal(size=n)
+    given = g.copy(), [(s.copy(), y.copy()) for s, y in pairs]
     np.testing.assert_allclose(two_loop(g, pairs), h @ g, rtol=1e-10)
+    # its in-place updates stay in its own vectors
+    assert np.array_equal(g, given[0]) and all(
+        np.array_equal(s, s1) and np.array_equal(y, y1) for (s, y), (s1, y1) in zip(pairs, given[1])
+    )
     # the ρ kept beside the pairs (as drive_penrose does) give the same numbers, bit for bit
     kept = [1.0 / (y @ s + EPSD) for s, y in pairs]
     np.testing.assert_array_equal(two_loop(g, pairs, kept), two_loop(g, pairs))
