@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 import numpy as np
 import pytest
 
 from energies.diagram import Unknowns
-from energies.optimize import GoalValues, StageSpec, optimize
-from energies.portfolio import PortfolioSettings, optimize_portfolio, portfolio_starts
+from energies.optimize import SATISFIED_TOLERANCE, GoalValues, OptimizeResult, StageSpec, optimize
+from energies.portfolio import PortfolioSettings, best_layout, optimize_portfolio, portfolio_starts
 
 TILT = 0.3
 
@@ -77,7 +78,7 @@ def test_the_portfolio_finds_the_deeper_well() -> None:
     assert r.stopped == "agreement" and len(r.starts) == 5
 
 
-def test_fewer_violated_constraints_beat_a_lower_energy() -> None:
+def test_a_satisfied_layout_beats_a_lower_energy() -> None:
     # With x >= 0.5 required, a start in the left well ends on the constraint's boundary at a higher
     # energy than the right well; the right well must be chosen even from a start that scored lower
     # before the constraint was enforced.
@@ -85,6 +86,71 @@ def test_fewer_violated_constraints_beat_a_lower_energy() -> None:
     r = optimize_portfolio(DoubleWell(limit=0.5), STARTS[2:], settings=PortfolioSettings(starts=4))
     assert r.best.n_violated == 0
     assert r.best.x[0] == pytest.approx(right, abs=1e-3)
+
+
+BASE = optimize(DoubleWell(limit=0.5), STARTS[0])
+
+
+def outcome(
+    objective: float, weight: float, constraints: list[float], fixed: tuple[int, ...] = ()
+) -> OptimizeResult:
+    """A hand-built layout: its objectives' sum, final weight, final-stage constraint values and the
+    indices of those no stage could change, with the energy the optimizer would report."""
+    c = np.array(constraints)
+    penalty = float(np.sum(np.maximum(c, 0.0) ** 2))
+    goals = type("Goals", (), {"values": (np.zeros(1), c)})()
+    return replace(
+        BASE, energy=objective + weight * penalty, objective_energy=objective, weight=weight, penalty=penalty,
+        n_violated=int(np.count_nonzero(c > SATISFIED_TOLERANCE)), goals=goals, infeasible=fixed,
+    )  # fmt: skip
+
+
+def test_layouts_with_violations_rank_by_how_far_not_how_many() -> None:
+    # stochastic-process ~2, as it was: three constraints violated by at most 0.36 px (energy 3.9e4)
+    # against one violated by 5.5 px (3.0e6), both at weight 1e5. At that weight: 100 + 1e5·(0.36² +
+    # 0.2² + 0.1²) = 18,060 against 50 + 1e5·5.5² = 3,025,050.
+    three_small, one_far = outcome(100.0, 1e5, [0.36, 0.2, 0.1]), outcome(50.0, 1e5, [5.5, 0.0])
+    assert best_layout([one_far, three_small]) == 1
+    # Any satisfied layout comes first, whatever its energy.
+    assert best_layout([three_small, outcome(1e9, 1e3, [SATISFIED_TOLERANCE])]) == 1
+    # Satisfied layouts by energy; equals go to the earlier one.
+    assert best_layout([outcome(5.0, 1e3, [0.0]), outcome(4.0, 1e9, [-1.0])]) == 1
+    assert best_layout([outcome(4.0, 1e3, [0.0]), outcome(4.0, 1e3, [0.0])]) == 0
+
+
+def test_violations_compare_at_the_largest_weight_reached() -> None:
+    # 2 px at weight 1e3 reports 4,000; 0.5 px at 1e5 reports 25,000. At 1e5 they are 400,000 and 25,000.
+    low, high = outcome(0.0, 1e3, [2.0]), outcome(0.0, 1e5, [0.5])
+    assert low.energy < high.energy and best_layout([low, high]) == 1
+    # Objectives decide between equal violations.
+    assert best_layout([outcome(10.0, 1e3, [2.0]), outcome(5.0, 1e5, [2.0])]) == 1
+
+
+def test_a_violation_no_start_can_change_leaves_the_choice_to_the_rest() -> None:
+    # Both leave a fixed constraint at 520 (at 1e17 its penalty is 2.7e22, whose rounding step, 4e6,
+    # would swallow the objectives): the lower objective wins.
+    a, b = outcome(100.0, 1e17, [520.0, 0.0], fixed=(0,)), outcome(50.0, 1e17, [520.0, 0.0], fixed=(0,))
+    assert a.energy == b.energy and best_layout([a, b]) == 1
+    # A movable violation still counts beside it: 50 + 1e3·0.5² = 300 against 100.
+    moved, kept = outcome(50.0, 1e3, [520.0, 0.5], fixed=(0,)), outcome(100.0, 1e3, [520.0, 0.0], fixed=(0,))
+    assert best_layout([moved, kept]) == 1
+
+
+def test_a_non_finite_energy_ranks_last() -> None:
+    assert best_layout([outcome(math.inf, 1e3, [1.0]), outcome(1e12, 1e3, [1.0])]) == 1
+
+
+def test_a_later_start_can_reorder_the_earlier_ones() -> None:
+    # At weight 1e3 start 0 (0 + 1e3·2² = 4,000) beats start 1 (1e4 + 1e3·0.5² = 10,250); start 2
+    # reaches 1e5, where start 0 costs 400,000, start 1 35,000 and start 2 itself 100,000.
+    layouts = [outcome(0.0, 1e3, [2.0]), outcome(1e4, 1e3, [0.5]), outcome(0.0, 1e5, [1.0])]
+    roomy = PortfolioSettings(starts=3, max_evaluations=10**6)
+    chosen = []
+    for n in (2, 3):
+        made = iter(layouts)
+        r = optimize_portfolio(DoubleWell(), STARTS[:n], settings=roomy, run=lambda *_, m=made, **__: next(m))
+        chosen.append((r.chosen, r.best is layouts[r.chosen]))
+    assert chosen == [(0, True), (1, True)]
 
 
 def test_a_satisfied_layout_without_objectives_needs_no_more_starts() -> None:
