@@ -18,11 +18,12 @@ busy).
 Which layout is best, as a user sees it: one with every constraint satisfied (none above the
 optimizer's tolerance) beats any other, and among those the lowest final energy wins. Among layouts
 that leave constraints violated, how far they are violated is what shows (a label 5 px off the
-canvas, not three boxes overlapping by 0.3 px), so they are compared by their energy at a common
-weight: the objectives plus, at the largest constraint weight any of them reached, Σ max(c, 0)² of
-the constraints a layout can change (a constraint that reads nothing varying has the same value in
-every start). Counting violated constraints would prefer one violated by 5.5 px to three violated by
-0.36 px. Ties go to the earlier start.
+canvas, not three boxes overlapping by 0.3 px), so they are compared by the objectives plus the
+constraint penalty Σ max(c, 0)² at one weight for all, Penrose's first (``INIT_CONSTRAINT_WEIGHT``).
+There a visible violation (1 px costs 1e3) outweighs the objectives' differences and an invisible
+one (0.01 px costs 0.1) does not; each start's own final weight would price the same 0.01 px at up
+to 1e10 after a feasibility finish. Counting violated constraints would prefer one violated by
+5.5 px to three violated by 0.36 px. Ties go to the earlier start.
 
 What bounds the work, all deterministic unless a time budget cuts in:
 
@@ -53,7 +54,14 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from energies.diagram import Unknowns
-from energies.optimize import OptimizeError, OptimizeResult, PenaltyProblem, Progress, optimize
+from energies.optimize import (
+    INIT_CONSTRAINT_WEIGHT,
+    OptimizeError,
+    OptimizeResult,
+    PenaltyProblem,
+    Progress,
+    optimize,
+)
 from energies.shapes import rng_for
 
 DEFAULT_STARTS = 6
@@ -101,20 +109,12 @@ def portfolio_starts(unknowns: Unknowns, variation: str, count: int) -> list[np.
 
 def best_layout(finished: Sequence[OptimizeResult]) -> int:
     """The index of the best of ``finished`` layouts (module docstring); the first of equals."""
-    weight = max((r.weight for r in finished if r.n_violated), default=0.0)
-
-    def rank(k: int) -> tuple[bool, float, int]:
-        r = finished[k]
-        energy = r.energy if not r.n_violated else r.objective_energy + weight * _movable_penalty(r)
-        return (r.n_violated > 0, energy if math.isfinite(energy) else math.inf, k)
-
-    return min(range(len(finished)), key=rank)
+    return min(range(len(finished)), key=lambda k: (*_rank(finished[k]), k))
 
 
-def _movable_penalty(r: OptimizeResult) -> float:
-    """Σ max(c, 0)² over the final stage's constraints, less those no stage could change."""
-    fixed = np.asarray(r.goals.values[1])[list(r.infeasible)]
-    return max(0.0, r.penalty - float(np.sum(np.maximum(fixed, 0.0) ** 2)))
+def _rank(r: OptimizeResult) -> tuple[bool, float]:
+    energy = r.energy if not r.n_violated else r.objective_energy + INIT_CONSTRAINT_WEIGHT * r.penalty
+    return (r.n_violated > 0, energy if math.isfinite(energy) else math.inf)
 
 
 def _same_minimum(a: float, b: float) -> bool:
@@ -150,7 +150,6 @@ def optimize_portfolio(
         problem, starts[0], max_iters=max_iters, time_limit=time_limit, on_progress=progress_of(0)
     )
     result = PortfolioResult(first, 0, [_summary(0, first)], evaluations=first.evaluations)
-    finished = [first]  # the layouts of result.starts, in order
     if first.status == "TimeLimit":
         return result
     limit = min(len(starts), max(1, settings.starts))
@@ -191,10 +190,8 @@ def optimize_portfolio(
             result.cut_short = f"{result.stopped} reached during start {k + 1} of {limit}"
             return result
         result.starts.append(_summary(k, r))
-        finished.append(r)
-        # A new layout can raise the common weight and so reorder the earlier ones: rank them all.
-        best = best_layout(finished)
-        result.best, result.chosen = finished[best], result.starts[best].start
+        if _rank(r) < _rank(result.best):
+            result.best, result.chosen = r, k
     return result
 
 
