@@ -19,11 +19,13 @@ Which layout is best, as a user sees it: one with every constraint satisfied (no
 optimizer's tolerance) beats any other, and among those the lowest final energy wins. Among layouts
 that leave constraints violated, how far they are violated is what shows (a label 5 px off the
 canvas, not three boxes overlapping by 0.3 px), so they are compared by the objectives plus the
-constraint penalty Σ max(c, 0)² at one weight for all, Penrose's first (``INIT_CONSTRAINT_WEIGHT``).
-There a visible violation (1 px costs 1e3) outweighs the objectives' differences and an invisible
-one (0.01 px costs 0.1) does not; each start's own final weight would price the same 0.01 px at up
-to 1e10 after a feasibility finish. Counting violated constraints would prefer one violated by
-5.5 px to three violated by 0.36 px. Ties go to the earlier start.
+constraint penalty Σ max(c, 0)² at one weight for all: the one start 0, Penrose's own run, ended at.
+Its exterior-point loop raised the weight until the constraints stopped moving, so that weight says
+how much this diagram's constraints must count against its objectives (a harness comparing with
+Penrose takes energies at Penrose's weight too). Each start's own final weight would not compare:
+after a feasibility finish one prices 0.01 px at up to 1e10, another 5 px at 2.5e6. Counting violated
+constraints would prefer one violated by 5.5 px to three violated by 0.36 px. Ties go to the earlier
+start.
 
 What bounds the work, all deterministic unless a time budget cuts in:
 
@@ -54,14 +56,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from energies.diagram import Unknowns
-from energies.optimize import (
-    INIT_CONSTRAINT_WEIGHT,
-    OptimizeError,
-    OptimizeResult,
-    PenaltyProblem,
-    Progress,
-    optimize,
-)
+from energies.optimize import OptimizeError, OptimizeResult, PenaltyProblem, Progress, optimize
 from energies.shapes import rng_for
 
 DEFAULT_STARTS = 6
@@ -108,12 +103,14 @@ def portfolio_starts(unknowns: Unknowns, variation: str, count: int) -> list[np.
 
 
 def best_layout(finished: Sequence[OptimizeResult]) -> int:
-    """The index of the best of ``finished`` layouts (module docstring); the first of equals."""
-    return min(range(len(finished)), key=lambda k: (*_rank(finished[k]), k))
+    """The index of the best of ``finished`` layouts, start 0's first (module docstring); the first of
+    equals."""
+    return min(range(len(finished)), key=lambda k: (*_rank(finished[k], finished[0].weight), k))
 
 
-def _rank(r: OptimizeResult) -> tuple[bool, float]:
-    energy = r.energy if not r.n_violated else r.objective_energy + INIT_CONSTRAINT_WEIGHT * r.penalty
+def _rank(r: OptimizeResult, weight: float) -> tuple[bool, float]:
+    """Satisfied first, then energy; a layout that violates constraints at ``weight``."""
+    energy = r.energy if not r.n_violated else r.objective_energy + weight * r.penalty
     return (r.n_violated > 0, energy if math.isfinite(energy) else math.inf)
 
 
@@ -190,7 +187,7 @@ def optimize_portfolio(
             result.cut_short = f"{result.stopped} reached during start {k + 1} of {limit}"
             return result
         result.starts.append(_summary(k, r))
-        if _rank(r) < _rank(result.best):
+        if _rank(r, first.weight) < _rank(result.best, first.weight):
             result.best, result.chosen = r, k
     return result
 
