@@ -22,10 +22,10 @@ canvas, not three boxes overlapping by 0.3 px), so they are compared by the obje
 constraint penalty Σ max(c, 0)² at one weight for all: the one start 0, Penrose's own run, ended at.
 Its exterior-point loop raised the weight until the constraints stopped moving, so that weight says
 how much this diagram's constraints must count against its objectives (a harness comparing with
-Penrose takes energies at Penrose's weight too). Each start's own final weight would not compare:
-after a feasibility finish one prices 0.01 px at up to 1e10, another 5 px at 2.5e6. Counting violated
-constraints would prefer one violated by 5.5 px to three violated by 0.36 px. Ties go to the earlier
-start.
+Penrose takes energies at Penrose's weight too). Each start's own final energy would not compare:
+after a feasibility finish the same picture reports 100x more (3.9e6 at 1e7 against 3.9e4 at 1e5).
+Counting violated constraints would prefer one violated by 5.5 px to three violated by 0.36 px.
+Ties go to the earlier start.
 
 What bounds the work, all deterministic unless a time budget cuts in:
 
