@@ -201,6 +201,8 @@ class OptimizeResult:
     ep_rounds: int  # of the last stage that ran (Penrose reports its final state's EPround)
     energy: float  # φ at x for the last stage that ran, at its final weight
     objective_energy: float  # the objectives' part of `energy` (the rest is the constraint penalty)
+    weight: float  # the last stage's final constraint weight, at which `energy` is taken
+    penalty: float  # Σ max(c, 0)² over the final stage's constraints: energy = objective + weight·penalty
     goals: Sequence[GoalReport]
     max_constraint_violation: float  # largest constraint value (0.0 when there are none)
     n_violated: int  # constraints with value > SATISFIED_TOLERANCE
@@ -493,7 +495,8 @@ def optimize(
     # exterior-point test compares), one step before the point it returns.
     objective = float(objective_values.sum())
     penalty = float(np.sum(np.maximum(constraint_values, 0.0) ** 2))
-    energy = objective + last.weight * penalty if last else float("nan")
+    weight = last.weight if last else float("nan")
+    energy = objective + weight * penalty
     return OptimizeResult(
         x=x,
         status=overall,
@@ -503,6 +506,8 @@ def optimize(
         ep_rounds=last.ep_rounds if last else 0,
         energy=energy,
         objective_energy=objective,
+        weight=weight,
+        penalty=penalty,
         goals=goals,
         max_constraint_violation=float(constraint_values.max()) if constraint_values.size else 0.0,
         n_violated=int(np.count_nonzero(constraint_values > SATISFIED_TOLERANCE)),

@@ -13,8 +13,19 @@ variation and k, so the same variation always gives the same starts and the same
 All starts share one compiled energy. The rules below take them one after another; with
 ``processes`` > 1 later starts are computed ahead in forked processes (energies.parallel_starts),
 which changes the time, never the layout (a service keeps 1: its workers already keep the cores
-busy). The best layout is the one with the fewest
-violated constraints, then the lowest final energy; ties go to the earlier start.
+busy).
+
+Which layout is best, as a user sees it: one with every constraint satisfied (none above the
+optimizer's tolerance) beats any other, and among those the lowest final energy wins. Among layouts
+that leave constraints violated, how far they are violated is what shows (a label 5 px off the
+canvas, not three boxes overlapping by 0.3 px), so they are compared by the objectives plus the
+constraint penalty Σ max(c, 0)² at one weight for all: the one start 0, Penrose's own run, ended at.
+Its exterior-point loop raised the weight until the constraints stopped moving, so that weight says
+how much this diagram's constraints must count against its objectives (a harness comparing with
+Penrose takes energies at Penrose's weight too). Each start's own final energy would not compare:
+after a feasibility finish the same picture reports 100x more (3.9e6 at 1e7 against 3.9e4 at 1e5).
+Counting violated constraints would prefer one violated by 5.5 px to three violated by 0.36 px.
+Ties go to the earlier start.
 
 What bounds the work, all deterministic unless a time budget cuts in:
 
@@ -92,9 +103,16 @@ def portfolio_starts(unknowns: Unknowns, variation: str, count: int) -> list[np.
     return [first] + [unknowns.resample(rng_for(f"{variation}\x00start {k}")) for k in range(1, count)]
 
 
-def _rank(r: OptimizeResult) -> tuple[int, float]:
-    energy = r.energy if math.isfinite(r.energy) else math.inf
-    return (r.n_violated, energy)
+def best_layout(finished: Sequence[OptimizeResult]) -> int:
+    """The index of the best of ``finished`` layouts, start 0's first (module docstring); the first of
+    equals."""
+    return min(range(len(finished)), key=lambda k: (*_rank(finished[k], finished[0].weight), k))
+
+
+def _rank(r: OptimizeResult, weight: float) -> tuple[bool, float]:
+    """Satisfied first, then energy; a layout that violates constraints at ``weight``."""
+    energy = r.energy if not r.n_violated else r.objective_energy + weight * r.penalty
+    return (r.n_violated > 0, energy if math.isfinite(energy) else math.inf)
 
 
 def _same_minimum(a: float, b: float) -> bool:
@@ -170,7 +188,7 @@ def optimize_portfolio(
             result.cut_short = f"{result.stopped} reached during start {k + 1} of {limit}"
             return result
         result.starts.append(_summary(k, r))
-        if _rank(r) < _rank(result.best):
+        if _rank(r, first.weight) < _rank(result.best, first.weight):
             result.best, result.chosen = r, k
     return result
 

@@ -447,14 +447,22 @@ def variation_table(rates: Sequence[VariationRate]) -> Summary:
     def which(suffixes: tuple[str, ...]) -> str:
         return " ".join(s or "own" for s in suffixes) or "–"
 
+    rows = [
+        [r.key, _fmt(r.bar), share(r.ours_good, r.runs), share(r.penrose_good, r.penrose_runs),
+         which(r.ours_only), which(r.penrose_only)]
+        for r in rates
+    ]  # fmt: skip
+    if len(rates) > 1:  # the rates over every variation of every trio, as the targets state them
+        ran = [r for r in rates if r.penrose_good is not None]
+        ours = share(sum(r.ours_good for r in rates), sum(r.runs for r in rates))
+        theirs = share(
+            sum(r.penrose_good or 0 for r in ran) if ran else None, sum(r.penrose_runs for r in ran)
+        )
+        rows.append(["all", "", ours, theirs, "", ""])
     return Summary(
         ["trio", "good-layout energy (Penrose's median)", "ours good", "Penrose good", "good only for us",
          "good only for Penrose"],
-        [
-            [r.key, _fmt(r.bar), share(r.ours_good, r.runs), share(r.penrose_good, r.penrose_runs),
-             which(r.ours_only), which(r.penrose_only)]
-            for r in rates
-        ],
+        rows,
     )  # fmt: skip
 
 

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 import numpy as np
 import pytest
 
 from energies.diagram import Unknowns
-from energies.optimize import GoalValues, StageSpec, optimize
-from energies.portfolio import PortfolioSettings, optimize_portfolio, portfolio_starts
+from energies.optimize import SATISFIED_TOLERANCE, GoalValues, OptimizeResult, StageSpec, optimize
+from energies.portfolio import PortfolioSettings, best_layout, optimize_portfolio, portfolio_starts
 
 TILT = 0.3
 
@@ -77,7 +78,7 @@ def test_the_portfolio_finds_the_deeper_well() -> None:
     assert r.stopped == "agreement" and len(r.starts) == 5
 
 
-def test_fewer_violated_constraints_beat_a_lower_energy() -> None:
+def test_a_satisfied_layout_beats_a_lower_energy() -> None:
     # With x >= 0.5 required, a start in the left well ends on the constraint's boundary at a higher
     # energy than the right well; the right well must be chosen even from a start that scored lower
     # before the constraint was enforced.
@@ -85,6 +86,59 @@ def test_fewer_violated_constraints_beat_a_lower_energy() -> None:
     r = optimize_portfolio(DoubleWell(limit=0.5), STARTS[2:], settings=PortfolioSettings(starts=4))
     assert r.best.n_violated == 0
     assert r.best.x[0] == pytest.approx(right, abs=1e-3)
+
+
+BASE = optimize(DoubleWell(limit=0.5), STARTS[0])
+
+
+def outcome(objective: float, weight: float, constraints: list[float]) -> OptimizeResult:
+    """A hand-built layout: its objectives' sum, final weight and final-stage constraint values, with
+    the energy the optimizer would report."""
+    c = np.array(constraints)
+    penalty = float(np.sum(np.maximum(c, 0.0) ** 2))
+    return replace(
+        BASE, energy=objective + weight * penalty, objective_energy=objective, weight=weight, penalty=penalty,
+        n_violated=int(np.count_nonzero(c > SATISFIED_TOLERANCE)),
+    )  # fmt: skip
+
+
+def test_layouts_with_violations_rank_by_how_far_not_how_many() -> None:
+    # stochastic-process ~2 in an earlier session: three constraints violated by at most 0.36 px
+    # (energy 3.9e4) against one violated by 5.5 px (3.0e6), both at weight 1e5:
+    # 100 + 1e5·(0.36² + 0.2² + 0.1²) = 18,060 against 50 + 1e5·5.5² = 3,025,050.
+    three_small, one_far = outcome(100.0, 1e5, [0.36, 0.2, 0.1]), outcome(50.0, 1e5, [5.5, 0.0])
+    assert best_layout([one_far, three_small]) == 1
+    # Any satisfied layout comes first, whatever its energy.
+    assert best_layout([three_small, outcome(1e9, 1e3, [SATISFIED_TOLERANCE])]) == 1
+    # Satisfied layouts by energy; equals go to the earlier one.
+    assert best_layout([outcome(5.0, 1e3, [0.0]), outcome(4.0, 1e9, [-1.0])]) == 1
+    assert best_layout([outcome(4.0, 1e3, [0.0]), outcome(4.0, 1e3, [0.0])]) == 0
+
+
+def test_violations_compare_at_start_0s_weight() -> None:
+    # Start 0 ends at 1e3. Its 2 px report 4,000, another start's 0.5 px at 1e5 report 25,000; at
+    # 1e3 they are 4,000 against 250.
+    low, high = outcome(0.0, 1e3, [2.0]), outcome(0.0, 1e5, [0.5])
+    assert low.energy < high.energy and best_layout([low, high]) == 1
+    # c05p13's own variation: start 0 ends at 1e5 with one constraint 6.45 px off; the other starts
+    # leave it 0.096, 0.01006 and 0.003667 off. Their own energies: 2,490.53 + 1e6·0.096² = 11,707,
+    # 2,752.08 + 1e7·0.01006² = 3,763, 2,867.71 + 1e6·0.003667² = 2,881; at 1e5: 3,412, 2,762 and 2,869.
+    starts = [outcome(1652.79, 1e5, [6.45]), outcome(2490.53, 1e6, [0.096]), outcome(2752.08, 1e7, [0.01006]),
+              outcome(2867.71, 1e6, [0.003667])]  # fmt: skip
+    assert best_layout(starts) == 2
+
+
+def test_a_non_finite_energy_ranks_last() -> None:
+    assert best_layout([outcome(math.inf, 1e3, [1.0]), outcome(1e12, 1e3, [1.0])]) == 1
+
+
+def test_the_portfolio_keeps_the_least_violated_start() -> None:
+    # Start 0 reports the lowest energy at its own weight (4,000), start 2 the least violation.
+    layouts = [outcome(0.0, 1e3, [2.0]), outcome(10.0, 1e5, [3.0, 1.0]), outcome(0.0, 1e5, [0.5])]
+    made = iter(layouts)
+    roomy = PortfolioSettings(starts=3, max_evaluations=10**6)
+    r = optimize_portfolio(DoubleWell(), STARTS[:3], settings=roomy, run=lambda *_, **__: next(made))
+    assert r.chosen == 2 and r.best is layouts[2] and [s.start for s in r.starts] == [0, 1, 2]
 
 
 def test_a_satisfied_layout_without_objectives_needs_no_more_starts() -> None:

@@ -4,6 +4,7 @@ variations, and the bench's --starts and --variations end to end (with a test-on
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -74,6 +75,9 @@ def test_good_layout_rates_against_penroses_median() -> None:
     # Good for one only (t@3 has no Penrose energy to set beside ours): 1.5 <= 2 < 30; 5 > 2 >= 0.5.
     assert (rate.ours_only, rate.penrose_only) == (("@2",), ("@1",))
     assert variation_table([rate]).rows[0][-2:] == ["@2", "@1"]
+    # Over several trios a last row adds them up: 2 + 3 of 4 + 5 ours, 2 + 5 of 4 + 5 Penrose's.
+    other = replace(rate, key="u", runs=5, ours_good=3, penrose_good=5, penrose_runs=5)
+    assert variation_table([rate, other]).rows[-1][:4] == ["all", "", "5/9", "7/9"]
     # Against the reference alone (Penrose did not run the variations here): its one energy is the bar.
     [rate] = variation_rates(ours, [ok("t", 3.0)])
     assert rate.bar == 3.0 and rate.ours_good == 3 and rate.penrose_good is None

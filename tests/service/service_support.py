@@ -38,8 +38,9 @@ def write_trio(folder: Path, stem: str, trio: dict, files: dict[str, str]) -> Pa
     return path
 
 
-def render_registry_trio(key: str, **options: Any) -> Any:
-    """A registry trio (by key) through `render_trio`, its images resolved, warnings silenced."""
+def render_registry_trio(key: str, suffix: str = "", **options: Any) -> Any:
+    """A registry trio (by key) through `render_trio`, its images resolved, warnings silenced; its
+    variation with `suffix` appended (`~2`: the harness's second derived variation)."""
     from service.pipeline import render_trio
     from service.trios import load_trio, trio_image_resolver
 
@@ -50,7 +51,7 @@ def render_registry_trio(key: str, **options: Any) -> Any:
             trio.domain,
             trio.substance,
             trio.style,
-            trio.variation,
+            trio.variation + suffix,
             trio.exclude_warnings,
             resolve_image=trio_image_resolver(trio.base_dir, *trio.style_dirs),
             **options,

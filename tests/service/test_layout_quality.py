@@ -92,3 +92,18 @@ def test_nitric_acid_takes_a_penrose_sized_run() -> None:
     per_start = r.portfolio.evaluations / len(r.portfolio.starts)
     assert per_start < 3 * penrose_row(key)["nGradEvals"]
     assert verdict(our_row(r), penrose_row(key)) in ("same", "better")
+
+
+def test_stochastic_process_keeps_its_least_violated_layout() -> None:
+    # The walk (the Style's own draw) overhangs the canvas on variation ~2 whatever the start: every
+    # start leaves 3 constraints violated by at most 0.36 px but one, which leaves 5 (energy 3.0e6 at
+    # weight 1e5, where the others report 3.9e4). An earlier session's starts ended with one violated
+    # by 5.5 px instead, and counting violated constraints kept it. Oracle: Penrose's median layout
+    # over the same 10 variations (its Node run of ~8: energy 1,356,680, 1 constraint violated by
+    # 3.68 px, after 2 exterior-point rounds) and the harness's rule.
+    r = render_registry_trio("stochastic-process/stochastic-process", "~2")
+    assert r.portfolio is not None and len(r.portfolio.starts) == 6
+    assert any(s.n_violated > r.optimization.n_violated for s in r.portfolio.starts)
+    assert r.optimization.max_constraint_violation < 0.36
+    median = {"status": "ok", "energy": 1356680.0068149737, "EProunds": 2}
+    assert verdict(our_row(r), median) in ("same", "better")
