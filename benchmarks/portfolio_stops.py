@@ -30,10 +30,9 @@ REPO = Path(__file__).resolve().parents[1]
 REFERENCE = REPO.parent / "shared" / "penrose-reference" / "results.jsonl"
 
 
-def starts_task(
-    trio: Any, timeout: float | None, starts: int | None = None, processes: int | None = None
-) -> dict[str, Any]:
-    """The registry's pipeline task, recording each start (field "runs")."""
+def starts_task(trio: Any, timeout: float | None, starts: int | None = None) -> dict[str, Any]:
+    """The registry's pipeline task, recording each start (field "runs"); its starts run one after
+    another in this process, so that each one's CPU is its own."""
     import energies.portfolio as portfolio
     from registry.runner import run_trio
     from service.warm_up import warm_up
@@ -50,7 +49,7 @@ def starts_task(
         return r
 
     portfolio.optimize_portfolio.__kwdefaults__["run"] = recorded
-    row = run_trio(trio, timeout=timeout, starts=starts, processes=processes)
+    row = run_trio(trio, timeout=timeout, starts=starts, processes=1)
     return {**row, "runs": runs}
 
 
