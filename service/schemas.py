@@ -134,7 +134,8 @@ class StartReport(BaseModel):
 class PortfolioReport(BaseModel):
     chosen: int = Field(description="index of the start whose layout was kept (0: the variation's own)")
     stopped: str = Field(
-        description="why no further start ran: starts, agreement, evaluations, seconds or time-limit"
+        description="why no further start ran: starts, optimal, agreement, settled, evaluations, seconds"
+        " or time-limit"
     )
     cutShort: str | None = Field(description="set when a clock, not the settings, limited the starts")
     starts: list[StartReport]

@@ -149,6 +149,30 @@ def test_a_satisfied_layout_without_objectives_needs_no_more_starts() -> None:
     assert r.best.n_violated == 0 and r.best.energy == pytest.approx(0.0, abs=1e-6)
 
 
+def test_three_starts_that_find_nothing_better_settle_the_portfolio() -> None:
+    # Start 0 ends in the deeper (left) well; the next three end in the right one (L-BFGS's first
+    # step carries -1.8 across the barrier), whose minimum is higher by about 2·TILT: none of them
+    # beats start 0, and the search stops there.
+    left, right = wells()
+    assert well(right) > well(left) + 0.5  # the right well is clearly the shallower one
+    starts = [np.array([v]) for v in (-0.7, 0.9, 1.1, -1.8, -0.5, 1.2)]
+    r = optimize_portfolio(DoubleWell(), starts, settings=PortfolioSettings(starts=6))
+    assert r.stopped == "settled" and [s.start for s in r.starts] == [0, 1, 2, 3]
+    assert r.chosen == 0 and r.best.x[0] == pytest.approx(left, abs=1e-3)
+    assert all(s.energy == pytest.approx(well(right), abs=1e-6) for s in r.starts[1:])
+
+
+def test_an_unsatisfied_best_layout_keeps_the_search_going() -> None:
+    # The same starts, but every layout reported with a violated constraint: a fourth start may
+    # still satisfy it, so only the start count ends the search.
+    def run(problem, x0, **options):
+        return replace(optimize(problem, x0, **options), n_violated=1)
+
+    starts = [np.array([v]) for v in (-0.7, 0.9, 1.1, -1.8, -0.5, 1.2)]
+    r = optimize_portfolio(DoubleWell(), starts, settings=PortfolioSettings(starts=6), run=run)
+    assert r.stopped == "starts" and len(r.starts) == 6
+
+
 def test_ties_go_to_the_earlier_start_and_runs_are_repeatable() -> None:
     a = optimize_portfolio(DoubleWell(), STARTS, settings=PortfolioSettings(starts=6))
     b = optimize_portfolio(DoubleWell(), STARTS, settings=PortfolioSettings(starts=6))
