@@ -35,7 +35,9 @@ def test_start_0_ends_at_penroses_energy_with_fewer_evaluations(name: str) -> No
     diagram = build_diagram(
         trio.domain, trio.substance, trio.style, trio.variation, tuple(trio.exclude_warnings)
     )
-    r = optimize(compile_problem(diagram), diagram.unknowns.x0)
+    # Penrose's rounds alone: the feasibility finish (ours) may add rounds after them, undone on open,
+    # whose isEquilateral can never hold.
+    r = optimize(compile_problem(diagram), diagram.unknowns.x0, finish=False)
     weight = INIT_CONSTRAINT_WEIGHT * WEIGHT_GROWTH_FACTOR ** penrose["EProunds"]
     ours = r.objective_energy + (r.energy - r.objective_energy) / r.stages[-1].weight * weight
     # within 1% (the registry calls 10% the same): open's isEquilateral can never hold, so its energy
