@@ -154,6 +154,7 @@ def optimize_portfolio(
         problem, starts[0], max_iters=max_iters, time_limit=time_limit, on_progress=progress_of(0)
     )
     result = PortfolioResult(first, 0, [_summary(0, first)], evaluations=first.evaluations)
+    finished = [first]  # the layouts that count, in start order (result.starts' results)
     if first.status == "TimeLimit":
         return result
     limit = min(len(starts), max(1, settings.starts))
@@ -197,8 +198,9 @@ def optimize_portfolio(
             result.cut_short = f"{result.stopped} reached during start {k + 1} of {limit}"
             return result
         result.starts.append(_summary(k, r))
-        if _rank(r, first.weight) < _rank(result.best, first.weight):
-            result.best, result.chosen = r, k
+        finished.append(r)
+        b = best_layout(finished)
+        result.best, result.chosen = finished[b], result.starts[b].start
     return result
 
 
