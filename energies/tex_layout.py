@@ -255,11 +255,13 @@ class TexMsubsup(Msubsup, tag="msubsup"):
 class TexMoperator(Moperator, tag="mo"):
     def _setup(self, **kwargs: Any) -> None:
         super()._setup(**kwargs)
-        if self.nodes and tex_params(self) is not None:
+        if tex_params(self) is None:
+            return
+        if self.nodes:
             # In scripts (no spaces) ziamath's box ends at the ink; TeX's at the advance.
             advance = self.nodexy[-1][0] + self.nodes[-1].xadvance()
             self.bbox = BBox(self.bbox.xmin, max(self.bbox.xmax, advance), self.bbox.ymin, self.bbox.ymax)
-        if self.string in PLUS_BOX and len(self.string) == 1 and tex_params(self) is not None:
+        if self.string in PLUS_BOX and len(self.string) == 1:
             plus = self.font.findglyph(PLUS, self.style.mathvariant).path.bbox
             scale = self.glyphsize / self.font.info.layout.unitsperem
             self.bbox = BBox(self.bbox.xmin, self.bbox.xmax, plus.ymin * scale, plus.ymax * scale)
