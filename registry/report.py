@@ -173,20 +173,21 @@ def variation_rates(ours: Sequence[Row], penrose: Sequence[Row]) -> list[Variati
         median = finished[(len(finished) - 1) // 2]  # the lower middle: a row, so its weight is known
         bar = median["energy"]
 
-        def good(rows: Sequence[Row], median: Row = median) -> int:
-            return sum(verdict(r, median) != "worse" for r in rows if _has_energy(r))
-
-        penrose_good = good(theirs) if ran_here else None
+        # Each variation's verdict (key suffix -> good), once per system.
+        mine_good, theirs_good = (
+            {r["key"][len(key) :]: verdict(r, median) != "worse" for r in rows if _has_energy(r)}
+            for rows in (mine, theirs)
+        )
+        penrose_good = sum(theirs_good.values()) if ran_here else None
         ours_only: tuple[str, ...] = ()
         penrose_only: tuple[str, ...] = ()
         if ran_here:
-            is_good = [{r["key"][len(key) :]: verdict(r, median) != "worse" for r in rows if _has_energy(r)}
-                       for rows in (mine, theirs)]  # fmt: skip
-            both = sorted(is_good[0].keys() & is_good[1].keys(), key=_variation_order)
-            ours_only = tuple(v for v in both if is_good[0][v] and not is_good[1][v])
-            penrose_only = tuple(v for v in both if is_good[1][v] and not is_good[0][v])
+            both = sorted(mine_good.keys() & theirs_good.keys(), key=_variation_order)
+            ours_only = tuple(v for v in both if mine_good[v] and not theirs_good[v])
+            penrose_only = tuple(v for v in both if theirs_good[v] and not mine_good[v])
+        ours_good = sum(mine_good.values())
         rates.append(
-            VariationRate(key, len(mine), bar, good(mine), penrose_good, len(theirs), ours_only, penrose_only)
+            VariationRate(key, len(mine), bar, ours_good, penrose_good, len(theirs), ours_only, penrose_only)
         )
     return rates
 
