@@ -69,20 +69,17 @@ SIZE_KEYWORDS_PX = {
 }
 FONT_SIZE_PATTERN = re.compile(r"^\s*(\d*\.?\d+(?:[eE][+-]?\d+)?)\s*(px|pt|pc|in|cm|mm|q|em|rem|%)\s*$", re.I)
 
-SERIF_FAMILIES = {
-    "serif", "dejavu serif", "times", "times new roman", "georgia", "palatino", "palatino linotype",
-    "book antiqua", "garamond", "cambria", "baskerville", "charter", "bitstream charter",
-    "liberation serif", "noto serif", "computer modern", "cmu serif", "latin modern roman",
-    "tex gyre pagella", "tex gyre termes", "century schoolbook", "new century schoolbook",
+# A label is measured in the font it is drawn in. Only the bundled DejaVu fonts are drawn
+# (service.formats resolves every family list to them), so the first family in the list that names
+# one of them, directly or as a CSS generic family, decides; any other family (Menlo, Palatino,
+# Courier, ...) is drawn with the list's fallback, DejaVu Sans, as the Penrose reference run also
+# measured it (its canvas had only the DejaVu fonts).
+FAMILY_FONTS = {"sans": "DejaVu Sans", "serif": "DejaVu Serif", "mono": "DejaVu Sans Mono"}
+GENERIC_FAMILIES = {
+    "sans-serif": "sans", "serif": "serif", "monospace": "mono", "cursive": "sans", "fantasy": "sans",
+    "system-ui": "sans",
 }  # fmt: skip
-MONO_FAMILIES = {
-    "monospace", "dejavu sans mono", "courier", "courier new", "menlo", "monaco", "consolas",
-    "liberation mono", "lucida console", "source code pro", "fira mono", "fira code", "ubuntu mono",
-}  # fmt: skip
-SANS_FAMILIES = {
-    "sans-serif", "dejavu sans", "arial", "helvetica", "helvetica neue", "verdana", "tahoma",
-    "liberation sans", "noto sans", "open sans", "roboto", "system-ui", "ui-sans-serif",
-}  # fmt: skip
+NAMED_FAMILIES = {**GENERIC_FAMILIES, **{name.lower(): key for key, name in FAMILY_FONTS.items()}}
 
 FONT_FILES = {
     ("sans", False, False): "DejaVuSans.ttf",
@@ -144,15 +141,11 @@ def parse_font_size(font_size: str, label: str = "") -> float:
 
 
 def family_class(font_family: str) -> str:
-    """The first CSS family we can map: 'serif', 'mono' or 'sans' (the default, as a browser's)."""
+    """'serif', 'mono' or 'sans': the bundled font a CSS family list is drawn with (see FAMILY_FONTS)."""
     for raw in font_family.split(","):
-        name = raw.strip().strip("'\"").lower()
-        if name in SERIF_FAMILIES:
-            return "serif"
-        if name in MONO_FAMILIES:
-            return "mono"
-        if name in SANS_FAMILIES:
-            return "sans"
+        key = NAMED_FAMILIES.get(raw.strip().strip("'\"").lower())
+        if key is not None:
+            return key
     return "sans"
 
 

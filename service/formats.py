@@ -21,6 +21,8 @@ import re
 from functools import cache
 from pathlib import Path
 
+from energies.labels import FAMILY_FONTS, FONT_DIR, GENERIC_FAMILIES
+
 MEDIA_TYPES = {"svg": "image/svg+xml", "png": "image/png", "pdf": "application/pdf"}
 # A picture's pixels (width x height x scale^2) are refused beyond this before a converter allocates
 # them: resvg holds 4 bytes a pixel (160 MB here), and svg2pdf rasterizes filters at the page's size.
@@ -39,14 +41,6 @@ def format_of(path: str | Path, default: str = "svg") -> str:
     return suffix if suffix in MEDIA_TYPES else default
 
 
-GENERIC_FAMILIES = {
-    "sans-serif": "DejaVu Sans",
-    "serif": "DejaVu Serif",
-    "monospace": "DejaVu Sans Mono",
-    "cursive": "DejaVu Serif",
-    "fantasy": "DejaVu Sans",
-    "system-ui": "DejaVu Sans",
-}
 # a font-family attribute (either quote), a font-family declaration, or the families that end a
 # `font:` shorthand after its size (`font: italic 18px/1.2 Palatino, serif`)
 _FAMILY_LISTS = re.compile(
@@ -58,8 +52,9 @@ _FAMILY_LISTS = re.compile(
 
 def _families(names: str) -> str:
     listed = [n.strip().strip("'\"") for n in names.split(",") if n.strip()]
-    concrete = [GENERIC_FAMILIES.get(n.lower(), n) for n in listed]
-    return ", ".join(dict.fromkeys([*concrete, "DejaVu Sans"]))
+    generic = {name: FAMILY_FONTS[key] for name, key in GENERIC_FAMILIES.items()}
+    concrete = [generic.get(n.lower(), n) for n in listed]
+    return ", ".join(dict.fromkeys([*concrete, FAMILY_FONTS["sans"]]))
 
 
 def with_font_fallbacks(svg: str) -> str:
@@ -74,8 +69,6 @@ def with_font_fallbacks(svg: str) -> str:
 
 @cache
 def _font_files() -> tuple[str, ...]:
-    from energies.labels import FONT_DIR
-
     return tuple(sorted(str(p) for p in FONT_DIR.glob("*.ttf")))
 
 

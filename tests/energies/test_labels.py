@@ -1,6 +1,8 @@
 """Label measurement against independent oracles: hand sums of DejaVu advances, a second TrueType reader
 (ziafont), the sizes real Penrose measured in its reference SVGs, and TeX sanity bounds."""
 
+import html
+import io
 import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -76,15 +78,19 @@ def test_reference_svg_values_are_what_this_test_assumes():
 
 
 def test_monospace_family_has_equal_advances():
-    assert measure_text("iii", "monospace").width == pytest.approx(measure_text("WWW", "Courier").width)
+    assert measure_text("iii", "monospace").width == pytest.approx(measure_text("WWW", "monospace").width)
     assert measure_text("iii", "sans-serif").width < measure_text("WWW", "sans-serif").width
 
 
 def test_font_family_weight_and_style_choose_the_font():
     regular = measure_text("Penrose", "sans-serif", "20px")
-    assert measure_text("Penrose", "Palatino, serif", "20px") != regular
-    assert measure_text("Penrose", "Palatino", "20px") == measure_text("Penrose", "serif", "20px")
-    assert measure_text("Penrose", "UnknownFont", "20px") == regular
+    assert measure_text("Penrose", "Palatino, serif", "20px") == measure_text("Penrose", "serif", "20px")
+    # A family we do not bundle is drawn, and so measured, with the fallback: DejaVu Sans.
+    for family in ("Palatino", "Menlo", "Courier", "UnknownFont", "'Times New Roman'", "cursive"):
+        assert measure_text("Penrose", family, "20px") == regular
+    assert measure_text("Penrose", "DejaVu Sans Mono, serif", "20px") == measure_text(
+        "Penrose", "monospace", "20px"
+    )
     bold = measure_text("Penrose", "sans-serif", "20px", font_weight="bold")
     assert bold.width > regular.width
     # CSS's font shorthand takes "bold" in any slot, so Penrose's fontStyle "bold" makes bold text.
@@ -93,8 +99,60 @@ def test_font_family_weight_and_style_choose_the_font():
     # DejaVu's italics keep the upright advances, so check the font chosen rather than its widths.
     assert font_flags("italic", "", "bold", "") == (True, True)
     assert font_flags("oblique 10deg") == (False, True)
-    assert font_path("Times New Roman", False, True).name == "DejaVuSerif-Italic.ttf"
+    assert font_path("Times New Roman, serif", False, True).name == "DejaVuSerif-Italic.ttf"
     assert font_path("'Courier New', monospace", True, False).name == "DejaVuSansMono-Bold.ttf"
+
+
+# Labels in fonts the reference machine lacked (Penrose's own widths, from its reference SVGs): it
+# measured them with DejaVu Sans: of the bundled fonts, ours is the nearest.
+NAMED_FAMILY_WIDTHS = [
+    ("curve-examples__catmull-rom__catmull-rom.svg", "shape spline = Path {", "9px", "Menlo", 97.5576171875),
+    ("graph-domain__other-examples__arpanet.svg", "RAND", "18px", "Palatino", 51.5556640625),
+    ("word-cloud__example.svg", "boundary conditions", "9px", "Palatino", 92.3544921875),
+    (
+        "triangle-mesh-2d__diagrams__halfedge-mesh.svg",
+        "twin->next->twin",
+        "6.75px",
+        "Courier",
+        59.4996337890625,
+    ),
+]
+
+
+@pytest.mark.parametrize(("svg", "string", "size", "family", "width"), NAMED_FAMILY_WIDTHS)
+def test_families_we_do_not_bundle_measure_as_penrose_measured_them(svg, string, size, family, width):
+    path = REFERENCE_SVGS / svg
+    if not path.exists():
+        pytest.skip("Penrose reference SVGs not present")
+    texts = re.findall(
+        r'style="font:\s*([^"]*);"[^>]*width="([\d.]+)"[^>]*><title>[^<]*</title>([^<]*)<', path.read_text()
+    )
+    assert (f"{size} {family}", str(width), string) in [(f, w, html.unescape(t)) for f, w, t in texts]
+    assert measure_text(string, family, size).width == pytest.approx(width, abs=1.2)
+    widths = [measure_text(string, g, size).width for g in ("sans-serif", "serif", "monospace")]
+    assert measure_text(string, family, size).width == min(widths, key=lambda w: abs(w - width))
+
+
+@pytest.mark.parametrize(
+    "family", ["Menlo", "Palatino", "Courier", "cursive", "monospace", "Palatino, serif"]
+)
+def test_a_label_is_measured_in_the_font_our_pictures_draw_it_with(family):
+    # The PNG renderer's ink width of a row of i's, against our measurement in each bundled font:
+    # the nearest must be the font we measured with (their widths differ by 15% to 2x).
+    from PIL import Image
+
+    from service.formats import convert
+
+    string = "i" * 12
+    svg = (
+        '<svg xmlns="http://www.w3.org/2000/svg" width="400" height="60">'
+        f'<text x="10" y="45" style="font: 40px {family};">{string}</text></svg>'
+    )
+    alpha = Image.open(io.BytesIO(convert(svg, "png"))).getchannel("A")
+    left, _, right, _ = alpha.point(lambda a: 255 if a > 128 else 0).getbbox()
+    widths = {g: measure_text(string, g, "40px").width for g in ("sans-serif", "serif", "monospace")}
+    nearest = min(widths, key=lambda g: abs(widths[g] - (right - left)))
+    assert measure_text(string, family, "40px").width == widths[nearest]
 
 
 @pytest.mark.parametrize(
