@@ -3,11 +3,13 @@
 Penrose measures every label before layout and fixes each label's `width`, `height`, `ascent` and
 `descent` (the shape properties are "pending" inputs). Here:
 
-- Text: glyph metrics of the bundled DejaVu fonts (what the Penrose reference run used). `width` is
-  the sum of glyph advances (no kerning; this matched the reference run's widths best, within about
-  0.7 px), `ascent`/`descent` the ink extent above/below the baseline, `height = ascent + descent`.
-  A string with no width or no ink measures all zeros, as in Penrose. Font hinting, which made the
-  reference run's ascents whole pixels, is not reproduced.
+- Text: glyph metrics of the bundled DejaVu fonts (what the Penrose reference run used), combined
+  as Penrose combines a canvas's `actualBoundingBox` (glyphs at their advances, no kerning): `width`
+  is |ink's left edge| + |ink's right edge| from the origin, `ascent`/`descent` the ink's extent
+  above/below the baseline (absolute values), `height = ascent + descent`. A string with no width or
+  no ink measures all zeros, as in Penrose. Font hinting, which made the reference run's extents
+  whole pixels, is not reproduced: over its 410 measured Text labels ours are within 0.44 px (median)
+  and 1.1 px (90th percentile).
 - Equation: the box MathJax gives the TeX in Penrose (display style): TeX's box, not the ink's.
   ziamath typesets it in Latin Modern Math (Computer Modern's design and metrics, as MathJax's TeX
   fonts), with TeX's layout rules where ziamath's differ (energies.tex_layout). `width` runs from
@@ -24,6 +26,7 @@ the absolute size keywords. Errors (bad TeX, bad font size) raise `LabelError` n
 
 from __future__ import annotations
 
+import math
 import re
 import threading
 import warnings
@@ -169,12 +172,19 @@ def font_path(font_family: str, bold: bool, italic: bool) -> Path:
 def text_metrics(string: str, font_file: Path, size_px: float) -> LabelMetrics:
     font = load_font(font_file)
     scale = size_px / font.units_per_em
-    # A canvas draws tabs and newlines as spaces.
-    glyphs = [font.char_metrics(" " if c in "\t\n\r\f" else c) for c in string]
-    width = sum(g.advance for g in glyphs) * scale
-    inked = [g for g in glyphs if g.has_ink]
-    ascent = max([0.0] + [g.y_max * scale for g in inked])
-    descent = max([0.0] + [-g.y_min * scale for g in inked])
+    # Penrose takes a canvas's actualBoundingBox{Left,Right,Ascent,Descent} (the ink's box from the
+    # origin, glyphs set at their advances, a canvas drawing tabs and newlines as spaces) and sums
+    # their absolute values: ink starting right of the origin widens the box by that much.
+    x, left, right, top, bottom = 0.0, math.inf, -math.inf, -math.inf, math.inf
+    for c in string:
+        g = font.char_metrics(" " if c in "\t\n\r\f" else c)
+        if g.has_ink:
+            left, right = min(left, x + g.x_min * scale), max(right, x + g.x_max * scale)
+            top, bottom = max(top, g.y_max * scale), min(bottom, g.y_min * scale)
+        x += g.advance * scale
+    if right == -math.inf:
+        return LabelMetrics(0.0, 0.0, 0.0, 0.0)
+    width, ascent, descent = abs(left) + abs(right), abs(top), abs(bottom)
     if width == 0 or ascent + descent == 0:
         return LabelMetrics(0.0, 0.0, 0.0, 0.0)
     return LabelMetrics(width, ascent + descent, ascent, descent)
