@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from energies.labels import measure_text
 from registry.bench import main
 from registry.penrose_task import (
     PENROSE_PACKAGE,
@@ -116,7 +117,6 @@ def test_font_rule_is_the_one_penrose_sets_on_its_canvas() -> None:
 
 
 def test_our_text_sizes_are_keyed_by_penroses_font_rule() -> None:
-    # DejaVu Sans Mono's advance is 1233/2048 em for every character: "abc" at 9 px is 3 * 9 * 1233 / 2048.
     style = """
     canvas { width = 200
     height = 100 }
@@ -130,7 +130,7 @@ def test_our_text_sizes_are_keyed_by_penroses_font_rule() -> None:
     assert sizes is not None and len(sizes) == 1  # two labels of one text and font: one size
     (size,) = sizes
     assert size["font"] == "    9px monospace" and size["text"] == "abc"
-    assert size["width"] == 3 * 9 * 1233 / 2048 and size["ascent"] > 0
+    assert size["width"] == measure_text("abc", "monospace", "9px").width and size["ascent"] > 0
     assert our_text_sizes(dataclasses.replace(trio, substance="Set A\nSet A")) is None  # no diagram
 
 
