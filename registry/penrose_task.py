@@ -9,8 +9,9 @@ something that is not a row, yields ``crash`` with its exit status and the tail 
 
 With ``label_sizes="ours"`` the runner is also given our size of every Text label
 (:func:`our_text_sizes`), so Penrose lays out the same label boxes as we do: where the two
-measurements differ (a named font the reference machine lacked and drew with DejaVu Sans, as Menlo
-or Palatino), energies are then compared like with like. Equation labels stay Penrose's (MathJax).
+measurements differ (the runner snaps ink boxes to whole pixels, as the reference machine's hinting
+did; we keep the glyphs' exact extents), energies are then compared like with like. Equation labels
+stay Penrose's (MathJax).
 
 :func:`ensure_runner_installed` checks that ``node``/``npm`` exist and installs the runner's npm
 dependencies (``npm ci`` from the lockfile, else ``npm install``) when ``node_modules`` is missing.
