@@ -1,7 +1,7 @@
 """Portfolio stopping rules replayed on recorded registry runs: the layouts a rule keeps, the work it saves.
 
     python -m registry.bench --out OUT --jobs 2 --task benchmarks.portfolio_stops:starts_task
-    python benchmarks/portfolio_stops.py OUT [--agreeing 3] [--patience 3] [--wander 2 500]
+    python benchmarks/portfolio_stops.py OUT [--agreeing 3] [--patience 3] [--wander 1.5 500]
 
 `starts_task` (run from the repository's root) is the registry's pipeline task with a record of
 every start the portfolio ran: its CPU ms, iterations, evaluations, status, energy and violated
@@ -53,7 +53,9 @@ def starts_task(trio: Any, timeout: float | None, starts: int | None = None) -> 
     return {**row, "runs": runs}
 
 
-def replay(runs: list[list[Any]], agreeing: int, patience: int, wander: tuple[int, int]) -> tuple[int, float]:
+def replay(
+    runs: list[list[Any]], agreeing: int, patience: int, wander: tuple[float, float]
+) -> tuple[int, float]:
     """The start a rule keeps and the CPU ms its starts take (the time and evaluation budgets as recorded)."""
     from energies.portfolio import AGREEMENT
 
@@ -93,7 +95,7 @@ def main() -> None:
     ap.add_argument("--reference", type=Path, default=REFERENCE)
     ap.add_argument("--agreeing", type=int, default=3)
     ap.add_argument("--patience", type=int, default=3)
-    ap.add_argument("--wander", type=int, nargs=2, default=(2, 500), metavar=("FACTOR", "FLOOR"))
+    ap.add_argument("--wander", type=float, nargs=2, default=(1.5, 500), metavar=("FACTOR", "FLOOR"))
     args = ap.parse_args()
     sys.path.insert(0, str(REPO))
     reference = {r["key"]: r for r in map(json.loads, args.reference.read_text().splitlines())}

@@ -231,11 +231,14 @@ def run_round(
     evaluation_budget: float = np.inf,
     trial_fun: Energy | None = None,
     penrose_test: bool = True,
+    stop: Callable[[int, float, np.ndarray], bool] | None = None,
 ) -> RoundOutcome:
     """L-BFGS on ``fun`` from ``x0`` until Penrose's test or a bound ends the round (module docstring).
     ``trial_fun`` evaluates a line search's trial points for drivers that back off from non-finite
     ones (``"penrose"``); it defaults to ``fun``. Without ``penrose_test`` only the driver's own
-    tests (L-BFGS-B's ``factr``, ``pgtol``) or a bound end the round."""
+    tests (L-BFGS-B's ``factr``, ``pgtol``) or a bound end the round. ``stop(iterations, φ, x)``,
+    if given, is asked at each accepted iterate and ends the round as ``"stalled"`` when it answers
+    True (the caller's own stall test: the feasibility finish's, :mod:`energies.optimize`)."""
     # Penrose's driver computes its decrement gᵀr itself: the tracker's copy of it would cost three
     # vector operations per iteration.
     tracker = DecrementTracker(fun, trial_fun, decrements=driver is not drive_penrose)
@@ -262,7 +265,7 @@ def run_round(
             reason[0] = "time_limit"
         elif tracker.evaluations >= evaluation_budget:
             reason[0] = "evaluation_budget"
-        elif stalled():
+        elif stalled() or (stop is not None and stop(tracker.iterations, tracker.last_f, tracker.last_x)):
             reason[0] = "stalled"
         stopped_by_us[0] = (penrose_test and decrement < UO_STOP) or reason[0] != "converged"
         return stopped_by_us[0]
