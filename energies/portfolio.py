@@ -31,9 +31,12 @@ What bounds the work, all deterministic unless a time budget cuts in:
 
 - ``starts``: at most this many;
 - ``max_evaluations``: a further start runs only if the evaluations so far plus those of the
-  costliest finished start stay within it, so expensive layouts (tens of thousands of evaluations)
-  keep a single start, and it may take at most the iterations left in it (a start cut by this is
-  dropped, its work wasted: hence room for the costliest start, not start 0's, when they differ);
+  costliest finished resampled start stay within it, so expensive layouts (tens of thousands of
+  evaluations) keep a single start, and it may take at most the iterations left in it (a start cut
+  by this is dropped, its work wasted: hence room for the costliest). Start 0's cost does not
+  predict a resampled start's (Penrose's initial state can crawl where random ones do not: 4,607
+  evaluations against 942-1,760), so until a resampled start has finished, the room asked is a
+  quarter of start 0's; a wrong guess wastes at most what is left of the budget;
 - a wandering start: a further start may take at most ``WANDER_FACTOR`` times start 0's
   evaluations (at least ``WANDER_FLOOR``); one that needs more has left the basins start 0's problem
   settles in (a resampled start can land where a stiff penalty crawls for thousands of iterations),
@@ -66,6 +69,8 @@ DEFAULT_STARTS = 6
 # Cheap layouts (most take a few hundred evaluations) get every start; expensive ones keep one or two,
 # so that no layout costs much more than Penrose's single run.
 DEFAULT_MAX_EVALUATIONS = 8_000
+# Until a resampled start has finished, a further start asks for this fraction of start 0's work.
+FIRST_ROOM_SHARE = 4
 # A further start that needs more than twice start 0's work is wandering, not converging: on the
 # registry, cutting there rather than at 4x (at least 2,000) changed no layout and dropped such
 # starts sooner (relative-orientation 3,162 -> 1,041 evaluations).
@@ -164,7 +169,7 @@ def optimize_portfolio(
             result.stopped = "optimal"
             return result
         evaluations = result.evaluations  # also those of starts that failed or were dropped
-        if evaluations + max(s.evaluations for s in result.starts) > settings.max_evaluations:
+        if evaluations + _room(result.starts) > settings.max_evaluations:
             result.stopped = "evaluations"
             return result
         if _agreed(result):
@@ -202,6 +207,12 @@ def optimize_portfolio(
         b = best_layout(finished)
         result.best, result.chosen = finished[b], result.starts[b].start
     return result
+
+
+def _room(starts: Sequence[StartSummary]) -> int:
+    """The evaluations a further start must have left in the budget (module docstring)."""
+    resampled = [s.evaluations for s in starts if s.start > 0]
+    return max(resampled) if resampled else starts[0].evaluations // FIRST_ROOM_SHARE
 
 
 def _summary(k: int, r: OptimizeResult) -> StartSummary:

@@ -183,7 +183,8 @@ def test_ties_go_to_the_earlier_start_and_runs_are_repeatable() -> None:
 
 def test_the_evaluation_budget_keeps_expensive_layouts_to_one_start() -> None:
     first = optimize(DoubleWell(), STARTS[0])
-    tight = PortfolioSettings(starts=6, max_evaluations=2 * first.evaluations - 1)
+    # No room left for a quarter of start 0's work (module docstring)
+    tight = PortfolioSettings(starts=6, max_evaluations=first.evaluations + first.evaluations // 4 - 1)
     r = optimize_portfolio(DoubleWell(), STARTS, settings=tight)
     assert len(r.starts) == 1 and r.stopped == "evaluations" and r.cut_short is None
 
