@@ -69,7 +69,7 @@ from energies.diagram import Unknowns
 from energies.optimize import OptimizeError, OptimizeResult, PenaltyProblem, Progress, optimize
 from energies.shapes import rng_for
 
-# Where a start is good about half the time, 7 starts all miss on 1 variation in 70-130 (p = 0.45-0.5).
+# Where a start is good about half the time, 7 starts all miss on 1 variation in 65-130 (p = 0.45-0.5).
 DEFAULT_STARTS = 7
 # Cheap layouts (most take a few hundred evaluations) get every start; expensive ones keep one or two,
 # so that no layout costs much more than Penrose's single run.
