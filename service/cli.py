@@ -338,7 +338,7 @@ def build_parser() -> argparse.ArgumentParser:
     render.add_argument(
         "--starts",
         type=positive_int,
-        help="initial states to try, keeping the best layout (default 6; 1 is Penrose's single run)",
+        help="initial states to try, keeping the best layout (default 7; 1 is Penrose's single run)",
     )
     render.add_argument(
         "--start-seconds",

@@ -54,7 +54,7 @@ class DiagramRequest(BaseModel):
         ge=1,
         le=MAX_STARTS,
         description="initial states tried (multi-start) within an evaluation budget; the best layout is kept;"
-        " 1 is Penrose's single run; default 6",
+        " 1 is Penrose's single run; default 7",
     )
     startSeconds: float | None = Field(
         None,

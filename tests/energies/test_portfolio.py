@@ -152,14 +152,37 @@ def test_a_satisfied_layout_without_objectives_needs_no_more_starts() -> None:
 def test_three_starts_that_find_nothing_better_settle_the_portfolio() -> None:
     # Start 0 ends in the deeper (left) well; the next three end in the right one (L-BFGS's first
     # step carries -1.8 across the barrier), whose minimum is higher by about 2·TILT: none of them
-    # beats start 0, and the search stops there.
+    # beats start 0. Start 0's layout is reached by it alone, so the search goes on (SETTLING = 2).
     left, right = wells()
     assert well(right) > well(left) + 0.5  # the right well is clearly the shallower one
-    starts = [np.array([v]) for v in (-0.7, 0.9, 1.1, -1.8, -0.5, 1.2)]
-    r = optimize_portfolio(DoubleWell(), starts, settings=PortfolioSettings(starts=6))
-    assert r.stopped == "settled" and [s.start for s in r.starts] == [0, 1, 2, 3]
+    starts = [np.array([v]) for v in (-0.7, 0.9, 1.1, -1.8, 0.5, 0.9, 1.1)]
+    r = optimize_portfolio(DoubleWell(), starts, settings=PortfolioSettings(starts=7))
+    assert r.stopped == "starts" and len(r.starts) == 7
     assert r.chosen == 0 and r.best.x[0] == pytest.approx(left, abs=1e-3)
     assert all(s.energy == pytest.approx(well(right), abs=1e-6) for s in r.starts[1:])
+
+
+@pytest.mark.parametrize(
+    ("energies", "begun", "stopped"),
+    [
+        # The best (1.0) reached by starts 0 and 1 (start 0 kept: the first of equals), and starts
+        # 1-3 after it find nothing better: settled before start 4.
+        ([1.0, 1.0, 5.0, 6.0, 7.0, 0.5, 0.5], [0, 1, 2, 3], "settled"),
+        # Reached once: three worse starts do not settle it; start 5 finds better, reached again by
+        # start 6, and the start count ends the search.
+        ([1.0, 5.0, 6.0, 7.0, 8.0, 0.5, 0.5], [0, 1, 2, 3, 4, 5, 6], "starts"),
+        # Reached once, then twice by start 4: settled once three starts after start 0 found nothing
+        # better and two reached it (start 4 ties with start 0, which stays the best).
+        ([1.0, 5.0, 6.0, 7.0, 1.0, 0.5, 0.5], [0, 1, 2, 3, 4], "settled"),
+    ],
+)
+def test_a_best_layout_two_starts_reached_settles_after_three_that_find_nothing_better(
+    energies: list[float], begun: list[int], stopped: str
+) -> None:
+    made = iter([outcome(e, 1e3, [0.0]) for e in energies])
+    settings = PortfolioSettings(starts=7, max_evaluations=10**6)
+    r = optimize_portfolio(DoubleWell(), STARTS[:1] * 7, settings=settings, run=lambda *_, **__: next(made))
+    assert [s.start for s in r.starts] == begun and r.stopped == stopped
 
 
 def test_an_unsatisfied_best_layout_keeps_the_search_going() -> None:
@@ -183,7 +206,8 @@ def test_ties_go_to_the_earlier_start_and_runs_are_repeatable() -> None:
 
 def test_the_evaluation_budget_keeps_expensive_layouts_to_one_start() -> None:
     first = optimize(DoubleWell(), STARTS[0])
-    tight = PortfolioSettings(starts=6, max_evaluations=2 * first.evaluations - 1)
+    # No room left for a quarter of start 0's work (module docstring)
+    tight = PortfolioSettings(starts=6, max_evaluations=first.evaluations + first.evaluations // 4 - 1)
     r = optimize_portfolio(DoubleWell(), STARTS, settings=tight)
     assert len(r.starts) == 1 and r.stopped == "evaluations" and r.cut_short is None
 

@@ -255,7 +255,7 @@ def test_start_count_and_budget_reach_the_layout(tmp_path):
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
     portfolio = json.loads(report.read_text())["portfolio"]
-    assert portfolio["stopped"] == "seconds" and "1 of 6" in portfolio["cutShort"]
+    assert portfolio["stopped"] == "seconds" and "1 of 7" in portfolio["cutShort"]
 
 
 def test_warnings_name_the_style_file_and_its_own_line(tmp_path):
