@@ -3,9 +3,10 @@
 Each trio runs in a fresh process per code version, as `registry.bench` runs it (`warm_up()` first,
 then the service pipeline with its default portfolio), reporting CPU time (`time.process_time`,
 all of the process's threads) and wall time of the compile phase (parse, Style, energy, Wasm) and
-of the optimize phase, and the SVG. The versions alternate within every round (which goes first
-flips each round), so both see the same machine load; the machine is shared, so the table gives
-each version's range over the rounds and the ratio of medians, current / baseline.
+of the optimize phase, the CPU the cyclic garbage collector took during the trio (`gcCpu`, its
+collections' thread time, in any phase), and the SVG. The versions alternate within every round
+(which goes first flips each round), so both see the same machine load; the machine is shared, so
+the table gives each version's range over the rounds and the ratio of medians, current / baseline.
 
     python benchmarks/registry_phases.py [--baseline main] [--rounds 3] [--registry DIR] [TRIO ...]
 
@@ -46,7 +47,7 @@ DEFAULT_TRIOS = [
 
 # Run in the version's folder: one trio through the pipeline, its phases' times and SVG as JSON.
 CHILD = r"""
-import hashlib, json, sys, time
+import gc, hashlib, json, sys, time
 from pathlib import Path
 import service.pipeline as pipeline
 if Path("service/warm_up.py").exists():
@@ -58,6 +59,17 @@ else:  # revisions before service/warm_up.py and service/trios.py
 assert Path(pipeline.__file__).resolve().is_relative_to(Path.cwd().resolve()), "another checkout imported"
 
 warm_up()
+collecting = {"start": 0.0, "total": 0.0}
+
+
+def on_collection(phase, info):
+    if phase == "start":
+        collecting["start"] = time.thread_time()
+    else:
+        collecting["total"] += time.thread_time() - collecting["start"]
+
+
+gc.callbacks.append(on_collection)
 trio = load_registry(Path(sys.argv[1]), [sys.argv[2]])[0]
 cpu = {"optimize": 0.0, "render": 0.0}
 
@@ -84,11 +96,12 @@ print(json.dumps({
     "compileWall": r.timings["compile"], "optimizeWall": r.timings["optimize"],
     "optimizeCpu": cpu["optimize"] * 1e3,
     "compileCpu": (cpu["total"] - cpu["optimize"] - cpu["render"]) * 1e3,
+    "gcCpu": collecting["total"] * 1e3,
     "svg": hashlib.sha256(r.svg.encode()).hexdigest(),
 }))
 """
 
-FIELDS = ("compileCpu", "optimizeCpu", "compileWall", "optimizeWall")
+FIELDS = ("compileCpu", "optimizeCpu", "gcCpu", "compileWall", "optimizeWall")
 
 
 def unpack(rev: str, into: Path) -> Path:

@@ -23,7 +23,7 @@ def warm_up() -> None:
     start, as Penrose's runner loads @penrose/core first."""
     import energies.library  # noqa: F401
     from energies.diagram_build import build_diagram
-    from energies.labels import measure_equation, measure_text
+    from energies.labels import load_fonts, measure_equation, measure_text
     from energies.lang.parse import prepare_parsers
     from energies.optimize import load_finish_solver
 
@@ -32,6 +32,7 @@ def warm_up() -> None:
     problem = compile_problem(diagram, cache=None)
     problem.goal_values(np.array(diagram.unknowns.x0))
     measure_text("warm", "sans-serif", "12px", label="warm-up")
+    load_fonts()
     measure_equation("x^2", "12px", label="warm-up")
     load_finish_solver()
     prepare_parsers()

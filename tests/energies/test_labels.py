@@ -302,3 +302,17 @@ def test_tex_with_a_character_xml_forbids_is_refused_by_name():
     for tex, code in (("x\x01^2", "U+0001"), ("y\ud800", "U+D800")):
         with pytest.raises(LabelError, match=re.escape(f"holds {code}, a character no SVG can hold")):
             measure_equation(tex, "12px", label="eq")
+
+
+def test_after_load_fonts_every_family_and_style_measures_without_reading_a_font() -> None:
+    from energies.font_metrics import load_font
+    from energies.labels import load_fonts
+
+    load_font.cache_clear()
+    text_metrics.cache_clear()
+    load_fonts()
+    misses = load_font.cache_info().misses
+    for family in ("sans-serif", "serif", "monospace"):
+        for weight, style in (("", ""), ("bold", ""), ("", "italic"), ("bold", "italic")):
+            assert measure_text("Ag", family, "14px", weight, style, label="t").width > 0
+    assert load_font.cache_info().misses == misses
