@@ -38,6 +38,22 @@ def write_trio(folder: Path, stem: str, trio: dict, files: dict[str, str]) -> Pa
     return path
 
 
+def registry_diagram(key: str, suffix: str = "") -> Any:
+    """A registry trio (by key) built into its Diagram as `render_trio` builds it (recursion limit
+    raised), warnings silenced; its variation with `suffix` appended."""
+    from energies.diagram_build import build_diagram
+    from service.pipeline import RECURSION_LIMIT
+    from service.trios import load_trio
+
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), RECURSION_LIMIT))
+    trio = load_trio(REGISTRY / f"{key}.trio.json", key=key)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return build_diagram(
+            trio.domain, trio.substance, trio.style, trio.variation + suffix, tuple(trio.exclude_warnings)
+        )
+
+
 def render_registry_trio(key: str, suffix: str = "", **options: Any) -> Any:
     """A registry trio (by key) through `render_trio`, its images resolved, warnings silenced; its
     variation with `suffix` appended (`~2`: the harness's second derived variation)."""

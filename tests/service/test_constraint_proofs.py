@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import math
 import re
-import sys
 from collections.abc import Callable
 
 import numpy as np
@@ -26,20 +25,16 @@ from scipy.optimize import minimize, minimize_scalar
 
 from energies.compile import CompiledProblem, compile_problem
 from energies.diagram import Diagram
-from energies.diagram_build import build_diagram
 from energies.optimize import optimize
 from service.concrete import concrete_shapes
-from service.trios import load_trio
 
-from .service_support import HAS_REGISTRY, REGISTRY
+from .service_support import HAS_REGISTRY, registry_diagram
 
 pytestmark = pytest.mark.skipif(not HAS_REGISTRY, reason="needs ../shared registry data")
 
 
 def compiled(key: str) -> tuple[Diagram, CompiledProblem]:
-    sys.setrecursionlimit(max(sys.getrecursionlimit(), 20_000))
-    trio = load_trio(REGISTRY / f"{key}.trio.json", key=key)
-    d = build_diagram(trio.domain, trio.substance, trio.style, trio.variation, tuple(trio.exclude_warnings))
+    d = registry_diagram(key)
     return d, compile_problem(d)
 
 

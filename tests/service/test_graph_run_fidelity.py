@@ -21,21 +21,16 @@ round ended, the final energy, its EP rounds and its evaluation count.
 
 from __future__ import annotations
 
-import sys
-import warnings
 from collections.abc import Callable
 
 import pytest
 
 import energies.labels
 from energies.compile import compile_problem
-from energies.diagram_build import build_diagram
 from energies.labels import LabelMetrics
 from energies.optimize import optimize
-from service.pipeline import RECURSION_LIMIT
-from service.trios import load_trio
 
-from .service_support import HAS_REGISTRY, REGISTRY
+from .service_support import HAS_REGISTRY, registry_diagram
 
 pytestmark = pytest.mark.skipif(not HAS_REGISTRY, reason="needs ../shared registry data")
 
@@ -74,11 +69,7 @@ def pinned(measure: Callable[..., LabelMetrics]) -> Callable[..., LabelMetrics]:
 
 def test_fig11_single_run_is_penroses_given_the_same_label_sizes(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(energies.labels, "measure_text", pinned(energies.labels.measure_text))
-    sys.setrecursionlimit(max(sys.getrecursionlimit(), RECURSION_LIMIT))  # as render_trio does
-    trio = load_trio(REGISTRY / f"{KEY}.trio.json", key=KEY)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        diagram = build_diagram(trio.domain, trio.substance, trio.style, trio.variation, ())
+    diagram = registry_diagram(KEY)
     assert {s.props["string"] for s in diagram.shapes if s.kind == "Text"} == set(TEXT_SIZES)
     problem = compile_problem(diagram)
     initial, _ = problem.energy_and_grad(diagram.unknowns.x0, 0, 1e3)

@@ -17,21 +17,16 @@ the same variations (`registry.bench --variations 10 --run-penrose`).
 from __future__ import annotations
 
 import dataclasses
-import sys
-import warnings
 from collections.abc import Callable
 
 import pytest
 
 import energies.labels
 from energies.compile import compile_problem
-from energies.diagram_build import build_diagram
 from energies.labels import EquationLabel
 from energies.optimize import optimize
-from service.pipeline import RECURSION_LIMIT
-from service.trios import load_trio
 
-from .service_support import HAS_REGISTRY, REGISTRY
+from .service_support import HAS_REGISTRY, registry_diagram
 
 pytestmark = pytest.mark.skipif(not HAS_REGISTRY, reason="needs ../shared registry data")
 
@@ -64,13 +59,7 @@ def test_stochastic_process_single_run_is_penroses_with_penroses_label_sizes(
     suffix: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(energies.labels, "measure_equation", mathjax_sized(energies.labels.measure_equation))
-    sys.setrecursionlimit(max(sys.getrecursionlimit(), RECURSION_LIMIT))  # as render_trio does
-    trio = load_trio(REGISTRY / f"{KEY}.trio.json", key=KEY)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        diagram = build_diagram(
-            trio.domain, trio.substance, trio.style, trio.variation + suffix, tuple(trio.exclude_warnings)
-        )
+    diagram = registry_diagram(KEY, suffix)
     assert {s.props["string"] for s in diagram.shapes if s.kind == "Equation"} == set(MATHJAX_BOXES)
     result = optimize(compile_problem(diagram), diagram.unknowns.x0)
     energy, violated = PENROSE_RUNS[suffix]
