@@ -50,10 +50,13 @@ _FAMILY_LISTS = re.compile(
 )
 
 
+# CSS generic family -> the bundled font that draws it (the one its labels are measured in)
+_GENERIC_FONTS = {name: FAMILY_FONTS[key] for name, key in GENERIC_FAMILIES.items()}
+
+
 def _families(names: str) -> str:
     listed = [n.strip().strip("'\"") for n in names.split(",") if n.strip()]
-    generic = {name: FAMILY_FONTS[key] for name, key in GENERIC_FAMILIES.items()}
-    concrete = [generic.get(n.lower(), n) for n in listed]
+    concrete = [_GENERIC_FONTS.get(n.lower(), n) for n in listed]
     return ", ".join(dict.fromkeys([*concrete, FAMILY_FONTS["sans"]]))
 
 
