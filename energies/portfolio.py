@@ -16,16 +16,18 @@ which changes the time, never the layout (a service keeps 1: its workers already
 busy).
 
 Which layout is best, as a user sees it: one with every constraint satisfied (none above the
-optimizer's tolerance) beats any other, and among those the lowest final energy wins. Among layouts
-that leave constraints violated, how far they are violated is what shows (a label 5 px off the
-canvas, not three boxes overlapping by 0.3 px), so they are compared by the objectives plus the
+optimizer's tolerance) beats any other. Every layout is then compared by its objectives plus the
 constraint penalty Σ max(c, 0)² at one weight for all: the one start 0, Penrose's own run, ended at.
 Its exterior-point loop raised the weight until the constraints stopped moving, so that weight says
 how much this diagram's constraints must count against its objectives (a harness comparing with
 Penrose takes energies at Penrose's weight too). Each start's own final energy would not compare:
-after a feasibility finish the same picture reports 100x more (3.9e6 at 1e7 against 3.9e4 at 1e5).
-Counting violated constraints would prefer one violated by 5.5 px to three violated by 0.36 px.
-Ties go to the earlier start.
+every extra exterior-point round multiplies it by 10 for the same point, which says nothing about
+the picture (graph fig11 ~7: a satisfied start whose labels sit by their dots, objectives -530,
+reports 6,229 at 1e15 and lost to a start at 3.9 with labels off their dots; a violated picture
+reports 3.9e6 after a feasibility finish at 1e7 and 3.9e4 at 1e5). Among layouts that leave
+constraints violated, how far they are violated is then what shows (a label 5.5 px off the canvas
+ranks below three boxes overlapping by 0.36 px); counting them would not. Ties go to the earlier
+start.
 
 What bounds the work, all deterministic unless a time budget cuts in:
 
@@ -128,9 +130,13 @@ def best_layout(finished: Sequence[OptimizeResult]) -> int:
 
 
 def _rank(r: OptimizeResult, weight: float) -> tuple[bool, float]:
-    """Satisfied first, then energy; a layout that violates constraints at ``weight``."""
-    energy = r.energy if not r.n_violated else r.objective_energy + weight * r.penalty
+    """Satisfied first, then the energy at ``weight`` (start 0's)."""
+    energy = _energy_at(r, weight)
     return (r.n_violated > 0, energy if math.isfinite(energy) else math.inf)
+
+
+def _energy_at(r: OptimizeResult, weight: float) -> float:
+    return r.objective_energy + weight * r.penalty
 
 
 def _same_minimum(a: float, b: float) -> bool:
@@ -179,7 +185,7 @@ def optimize_portfolio(
         if evaluations + _room(result.starts) > settings.max_evaluations:
             result.stopped = "evaluations"
             return result
-        reached = _reached_best(result)
+        reached = _reached_best(result, finished)
         if reached >= AGREEING:
             result.stopped = "agreement"
             return result
@@ -227,10 +233,11 @@ def _summary(k: int, r: OptimizeResult) -> StartSummary:
     return StartSummary(k, r.energy, r.n_violated, r.evaluations)
 
 
-def _reached_best(result: PortfolioResult) -> int:
+def _reached_best(result: PortfolioResult, finished: Sequence[OptimizeResult]) -> int:
     """How many finished starts reached the best layout: every constraint satisfied, the same energy
-    (none when the best layout leaves a constraint violated)."""
-    best = result.best
+    at start 0's weight (none when the best layout leaves a constraint violated)."""
+    best, weight = result.best, finished[0].weight
     if best.n_violated:
         return 0
-    return sum(s.n_violated == 0 and _same_minimum(s.energy, best.energy) for s in result.starts)
+    energy = _energy_at(best, weight)
+    return sum(r.n_violated == 0 and _same_minimum(_energy_at(r, weight), energy) for r in finished)
