@@ -294,3 +294,22 @@ def test_progress_says_which_start_it_comes_from() -> None:
     )
     assert sorted(set(seen)) == [0, 1, 2] == [s.start for s in r.starts]
     assert seen == sorted(seen)  # one start after another
+
+
+def test_satisfied_layouts_compare_at_start_0s_weight() -> None:
+    # graph fig11 ~7: start 0 ends at 1e9; start 5 satisfies every constraint with objectives 3.94, start
+    # 6 with objectives -530.34 and a residual of 2.6e-6 (penalty 6.76e-12) after rounds up to 1e15.
+    # Their own energies: 3.94 against -530.34 + 1e15·6.76e-12 = 6,229.66; at 1e9: 3.94 against -530.33.
+    starts = [outcome(2770.9, 1e9, [0.0]), outcome(3.94, 1e9, [0.0]), outcome(-530.34, 1e15, [2.6e-6])]
+    assert starts[2].energy > starts[1].energy and best_layout(starts) == 2
+
+
+def test_the_same_point_at_other_weights_agrees() -> None:
+    # Three satisfied starts end at the same point (objectives 4, a residual of 1e-4) after 1, 4 and 7
+    # rounds: their own energies 4.00001, 4.01 and 14 differ, at start 0's 1e3 all are 4.00001, which
+    # is agreement: the portfolio stops after the third.
+    layouts = [outcome(4.0, 1e3, [1e-4]), outcome(4.0, 1e6, [1e-4]), outcome(4.0, 1e9, [1e-4])] * 2
+    made = iter(layouts)
+    roomy = PortfolioSettings(starts=6, max_evaluations=10**6)
+    r = optimize_portfolio(DoubleWell(), STARTS, settings=roomy, run=lambda *_, **__: next(made))
+    assert r.stopped == "agreement" and len(r.starts) == 3 and r.chosen == 0
