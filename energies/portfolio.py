@@ -21,8 +21,8 @@ constraint penalty Σ max(c, 0)² at one weight for all: the one start 0, Penros
 Its exterior-point loop raised the weight until the constraints stopped moving, so that weight says
 how much this diagram's constraints must count against its objectives (a harness comparing with
 Penrose takes energies at Penrose's weight too). Each start's own final energy would not compare:
-every extra exterior-point round multiplies it by 10 for the same point, which says nothing about
-the picture (graph fig11 ~7: a satisfied start whose labels sit by their dots, objectives -530,
+every extra exterior-point round multiplies its penalty part by 10 at the same point, which says
+nothing about the picture (graph fig11 ~7: a satisfied start whose labels sit by their dots, objectives -530,
 reports 6,229 at 1e15 and lost to a start at 3.9 with labels off their dots; a violated picture
 reports 3.9e6 after a feasibility finish at 1e7 and 3.9e4 at 1e5). Among layouts that leave
 constraints violated, how far they are violated is then what shows (a label 5.5 px off the canvas
