@@ -210,11 +210,14 @@ def transpose(v: Any) -> Any:
     raise StyleTypeError(f"transpose (') is only defined on matrices, not {kind_of(v)}")
 
 
-def index_value(v: Any, indices: list[int]) -> Any:
-    """Penrose's `a[i]` / `m[i][j]` (one index on a list or vector, one or two on a matrix)."""
+def index_value(v: Any, indices: list[int], matrix: bool | None = None) -> Any:
+    """Penrose's `a[i]` / `m[i][j]` (one index on a list or vector, one or two on a matrix).
+    `matrix` is `is_matrix(v)` when the caller knows it (a scan of every entry)."""
     if isinstance(v, ShapeInstance) or not isinstance(v, list | tuple):
         raise StyleTypeError(f"{kind_of(v)} cannot be indexed")
-    if len(indices) > 2 or (len(indices) == 2 and not is_matrix(v)):
+    if len(indices) == 2 and matrix is None:
+        matrix = is_matrix(v)
+    if len(indices) > 2 or (len(indices) == 2 and not matrix):
         raise StyleTypeError(f"too many indices ({len(indices)}) for {kind_of(v)}")
     out: Any = v
     for i in indices:

@@ -72,6 +72,9 @@ class Evaluator:
         self.layers: list[Layer] = []
         self.label_cache: dict[str, Any] = {}
         self.goal_forms: dict[int, goals.GoalForm] = {}  # id(goal statement) -> its checked form
+        # path key -> whether its memoized value is a matrix: `m[i][j]` on a large matrix would
+        # otherwise scan all of it on every access
+        self.matrices: dict[str, bool] = {}
 
     # ---- paths ------------------------------------------------------------------------------------
 
@@ -263,8 +266,13 @@ class Evaluator:
         if not p.indices:
             return value
         indices = [self.static_index(i, ctx) for i in p.indices]
+        matrix = None
+        if len(indices) == 2:
+            matrix = self.matrices.get(ref.key)
+            if matrix is None:
+                matrix = self.matrices[ref.key] = arith.is_matrix(value)
         try:
-            return arith.index_value(value, indices)
+            return arith.index_value(value, indices, matrix)
         except arith.StyleTypeError as err:
             raise self.rep.error(p.pos, f"{ref.key}: {err}", "UnindexableItemError") from None
         except IndexError as err:

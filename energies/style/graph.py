@@ -170,19 +170,21 @@ def _shape(plan: BlockPlan, name: str) -> ShapeSource:
 
 def draws_numbers(prog: S.StyleProg, functions: Any) -> bool:
     """Whether evaluating `prog` draws random numbers: a `?` without a value, or a call to a
-    function that takes the random source (`FunctionSpec.needs_context`)."""
+    function that takes the random source (`FunctionSpec.needs_context`). Walked in source order: a
+    Style that draws usually does so in its first blocks (the registry's largest Styles: 20-25 ms of
+    walking from the end, 0.1-2 ms from the start)."""
     stack: list[Any] = [prog]
     while stack:
         node = stack.pop()
         cls = node.__class__
         if cls is list or cls is tuple:
-            stack.extend(node)
+            stack.extend(reversed(node))
             continue
         if cls is S.Vary and node.init is None:
             return True
         if cls is S.CompApp and getattr(functions.get(node.name.value), "needs_context", False):
             return True
-        stack.extend(getattr(node, name) for name in _child_fields(cls))
+        stack.extend([getattr(node, name) for name in reversed(_child_fields(cls))])
     return False
 
 

@@ -69,3 +69,23 @@ def test_topsort_is_penroses_not_depth_first() -> None:
     assert penrose_topsort([[], [], []]) == [0, 1, 2]  # no edges: insertion order
     # a diamond 0 -> 1, 0 -> 2, 1 -> 3, 2 -> 3 and a lone node 4
     assert penrose_topsort([[], [0], [0], [1, 2], []]) == [0, 1, 2, 3, 4]
+
+
+@pytest.mark.parametrize(
+    ("body", "draws"),
+    [
+        ("x.a = 1\n  x.b = [2, 3]", False),
+        ("x.a = ?[4]\n  x.b = (1, ?[2])", False),  # `?` with a value draws nothing
+        ("x.a = ?\n  x.b = 2", True),
+        ("x.a = 1\n  x.b = [1, (2, ?)]", True),  # in the last field, inside a list and a vector
+        ("x.a = max(1, random(0, 1))", True),  # a sampling function takes the random source
+        ("x.s = Circle { r: 2 * ? }", True),
+    ],
+)
+def test_draws_numbers_finds_any_draw(body: str, draws: bool) -> None:
+    from energies.lang.parse import parse_style
+    from energies.style.graph import draws_numbers
+    from energies.style.library_bridge import Library
+
+    prog = parse_style("canvas {\n  width = 10\n  height = 10\n}\nforall Set x {\n  " + body + "\n}\n")
+    assert draws_numbers(prog, Library().functions) is draws

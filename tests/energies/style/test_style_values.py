@@ -65,6 +65,20 @@ def test_indexing_strings_colors_and_tuples():
     assert got[2][1] == pytest.approx([1.0, 0.0, 0.0, 128 / 255])
 
 
+def test_matrix_entries_scan_their_matrix_once(monkeypatch):
+    from energies.style import arith
+
+    scanned = []
+    is_matrix = arith.is_matrix
+    monkeypatch.setattr(arith, "is_matrix", lambda v: scanned.append(v) or is_matrix(v))
+    rows = ", ".join(f"({i}, {i + 1})" for i in range(40))
+    entries = " + ".join(f"m[{i}][1]" for i in range(40))
+    (args,) = goal_args(f"m = ({rows})\n  ensure equal({entries}, m[39][0])")
+    assert args == [sum(range(1, 41)), 39.0]
+    # every m[i][j] needs m to be a matrix; one scan of its 40 rows answers all 41 accesses
+    assert sum(1 for v in scanned if isinstance(v, list) and len(v) == 40) == 1
+
+
 def test_unknowns_initial_values_names_and_stages():
     d = build(
         "layout = [a, b]\nforall Set x {\n  x.p = ?[3]\n  x.q = ? in a\n  x.r = ? except [a, b]\n"
@@ -161,6 +175,7 @@ def test_real_library_function_runs():
         ("ensure equal(x.missing, 1)", "MissingPathError", 6, 16, "`A`.missing is not defined"),
         ("v = [1, 2]\n  ensure equal(v[5], 1)", "OutOfBoundsError", 7, 16, "out of bounds"),
         ("v = [1, 2]\n  ensure equal(v[0.5], 1)", "BadIndexError", 7, 18, "whole number"),
+        ("v = [1, 2]\n  ensure equal(v[0][1], 1)", "UnindexableItemError", 7, 16, "too many indices (2)"),
         ('v = [1, "a"]', "BadElementError", 6, 8, "list element 1"),
         ("ensure equal(x, 1)", "PathToSubstanceError", 6, 16, "Substance object"),
         ("a = b\n  b = a", "CyclicAssignmentError", 6, 7, "depend on each other"),
