@@ -63,8 +63,8 @@ class Tracker(Protocol):
     def accept(self) -> float: ...
 
 
-def _finite(x: np.ndarray, f: float, g: np.ndarray) -> bool:
-    return math.isfinite(f) and bool(np.isfinite(g).all()) and bool(np.isfinite(x).all())
+def _finite(x: np.ndarray, f: float) -> bool:
+    return math.isfinite(f) and bool(np.isfinite(x).all())
 
 
 class Step(NamedTuple):
@@ -79,12 +79,14 @@ class Step(NamedTuple):
 
 def line_search(fun: Energy, x0: np.ndarray, r: np.ndarray, f0: float, slope: float) -> Step:
     """The step Penrose's line search picks along -r (see module doc); ``slope`` = -rᵀg at x0, the
-    directional derivative of φ along -r."""
+    directional derivative of φ along -r. ``fun`` answers a non-finite φ wherever its gradient is
+    not finite (the optimizer's trial energy answers inf and NaN), so the gradient, which Penrose
+    also checks, is not scanned a second time at every trial."""
     lo, hi, t = 0.0, np.inf, 1.0
     for _ in range(MAX_STEPS + 1):
         x = x0 - t * r
         f, g = fun(x)
-        if not (_finite(x, f, g) and f <= f0 + ARMIJO * t * slope):
+        if not (_finite(x, f) and f <= f0 + ARMIJO * t * slope):
             hi = t
         elif -float(r @ g) < WOLFE * slope:
             lo = t

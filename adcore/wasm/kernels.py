@@ -42,13 +42,16 @@ KEEP_BYTES = 16 << 20  # a thread keeps its kernel for reuse up to this much mem
 # Linear memory: five vectors of n doubles, x and g (inputs), x_prev, g_prev, r (output, also q);
 # then ρ and α (m doubles each); then the ring of s and the ring of y (m vectors each).
 
-# step's parameters and locals
-_N, _M, _COUNT, _HEAD, _EPSD = range(5)  # n, m, pairs after this push, the newest pair's slot, ε
-# i32: bytes of a vector; byte offset; pair index; ring slot; the five vectors; the rings, ρ, α; the
-# pair a pass updates with and the pair whose dot product it sums
-_N8, _K, _J, _SLOT, _XB, _GB, _XPB, _GPB, _RB, _SB, _YB, _RHO, _ALPHA, _SP, _YP, _DP = range(5, 21)
-_DOT, _YS, _YY, _A, _GAMMA, _S, _Y = range(21, 28)  # f64
-_LOCALS = [I32] * 16 + [F64] * 7
+# step's parameters, all f64: n, m, the pairs after this push, the newest pair's slot, ε. The
+# integers are converted on entry: FastFunc's quick path takes f64 arguments only (mixed types cost
+# a few µs more in Python, here once per iteration).
+_INTEGER_PARAMS, _EPSD = range(4), 4
+# i32 locals: n, m, count, head; bytes of a vector; byte offset; pair index; ring slot; the five
+# vectors; the rings, ρ, α; the pair a pass updates with and the pair whose dot product it sums
+_N, _M, _COUNT, _HEAD, _N8, _K, _J, _SLOT = range(5, 13)
+_XB, _GB, _XPB, _GPB, _RB, _SB, _YB, _RHO, _ALPHA, _SP, _YP, _DP = range(13, 25)
+_DOT, _YS, _YY, _A, _GAMMA, _S, _Y = range(25, 32)  # f64 locals
+_LOCALS = [I32] * 20 + [F64] * 7
 
 
 def _pass(a: Asm, body: Asm) -> None:
@@ -101,6 +104,8 @@ def _step_body() -> Asm:
     """Each pass over the vectors makes one update and sums the dot product the next update needs
     from the values it just wrote, so a pass's chain of additions overlaps its loads and stores."""
     a = Asm()
+    for param, local in zip(_INTEGER_PARAMS, (_N, _M, _COUNT, _HEAD)):
+        a.local_get(param).i32_trunc_f64_u().local_set(local)
     a.local_get(_N).i32_const(8).i32_mul().local_set(_N8)
     for k, local in enumerate((_XB, _GB, _XPB, _GPB, _RB)):
         a.local_get(_N8).i32_const(k).i32_mul().local_set(local)
@@ -195,7 +200,7 @@ def module() -> wasmtime.Module:
     """The kernel's compiled module: built and compiled once per process, and kept."""
     b = ModuleBuilder()
     b.add_memory(1)
-    b.add_function("step", [I32, I32, I32, I32, F64], [F64], _LOCALS, _step_body(), export=True)
+    b.add_function("step", [F64] * 5, [F64], _LOCALS, _step_body(), export=True)
     return load_module(b.to_bytes())
 
 
