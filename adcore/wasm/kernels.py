@@ -28,7 +28,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 import wasmtime
@@ -54,28 +54,37 @@ _DOT, _YS, _YY, _A, _GAMMA, _S, _Y = range(25, 32)  # f64 locals
 _LOCALS = [I32] * 20 + [F64] * 7
 
 
-def _pass(a: Asm, body: Asm) -> None:
-    """for k in 0, 8, ..., 8 (n - 1): body (k, the byte offset, in _K)."""
+UNROLL = 8  # elements a loop iteration handles
+
+
+def _pass(a: Asm, body: Callable[[int], Asm]) -> None:
+    """for k in 0, 8, ..., 8 (n - 1): body (k, the byte offset, in _K; ``body(o)`` handles element
+    k + o). UNROLL elements an iteration, each at its own constant offset, in index order, then the
+    rest one by one: the loop's own work, not the chain of additions, bounds these passes (a whole
+    step 2.3x faster at n = 203 and 2.7x at 2,000 than one element an iteration, bit for bit)."""
     a.i32_const(0).local_set(_K)
-    a.block().loop()
-    a.local_get(_K).local_get(_N8).i32_ge_u().br_if(1)
-    a.raw(body.code)
-    a.local_get(_K).i32_const(8).i32_add().local_set(_K)
-    a.br(0).end().end()
+    for unroll in (UNROLL, 1):
+        a.block().loop()
+        a.local_get(_K).i32_const(8 * (unroll - 1)).i32_add().local_get(_N8).i32_ge_u().br_if(1)
+        for i in range(unroll):
+            a.raw(body(8 * i).code)
+        a.local_get(_K).i32_const(8 * unroll).i32_add().local_set(_K)
+        a.br(0).end().end()
 
 
 def _addr(a: Asm, base: int) -> Asm:
+    """base + k: the address of element k + o with the constant offset o in the load or store."""
     return a.local_get(base).local_get(_K).i32_add()
 
 
-def _load(a: Asm, base: int) -> Asm:
-    return _addr(a, base).f64_load()
+def _load(a: Asm, base: int, o: int) -> Asm:
+    return _addr(a, base).f64_load(o)
 
 
-def _accumulate(a: Asm, acc: int, u: int, v_local: int) -> None:
-    """acc += u[k] · v (v a local): one term of a dot product summed in index order."""
+def _accumulate(a: Asm, acc: int, u: int, v_local: int, o: int) -> None:
+    """acc += u[k + o] · v (v a local): one term of a dot product summed in index order."""
     a.local_get(acc)
-    _load(a, u).local_get(v_local).f64_mul().f64_add().local_set(acc)
+    _load(a, u, o).local_get(v_local).f64_mul().f64_add().local_set(acc)
 
 
 def _pair(a: Asm, s_to: int | None, y_to: int | None) -> None:
@@ -100,6 +109,37 @@ def _element(base: int, j: int) -> Asm:
     return Asm().local_get(base).local_get(j).i32_const(8).i32_mul().i32_add()
 
 
+def q_update(o: int) -> Asm:
+    """q -= α y (pair _YP, α in _A); _DOT += s q with the next pair's s (_DP)."""
+    q = Asm()
+    _addr(q, _RB)
+    _load(q, _RB, o).local_get(_A)
+    _load(q, _YP, o).f64_mul().f64_sub().local_tee(_S).f64_store(o)
+    _accumulate(q, _DOT, _DP, _S, o)
+    return q
+
+
+def last_q_update(o: int) -> Asm:
+    """r = γ (q - α y) for the oldest pair (_YP); _DOT += y r with that pair's y."""
+    q = Asm()
+    _addr(q, _RB)
+    q.local_get(_GAMMA)
+    _load(q, _RB, o).local_get(_A)
+    _load(q, _YP, o).f64_mul().f64_sub().f64_mul().local_tee(_S).f64_store(o)
+    _accumulate(q, _DOT, _YP, _S, o)
+    return q
+
+
+def r_update(dot_with: int, o: int) -> Asm:
+    """r += s (α - β) (pair _SP, α - β in _A); _DOT += u r with u = dot_with (the next pair's y, or g)."""
+    r = Asm()
+    _addr(r, _RB)
+    _load(r, _RB, o)
+    _load(r, _SP, o).local_get(_A).f64_mul().f64_add().local_tee(_S).f64_store(o)
+    _accumulate(r, _DOT, dot_with, _S, o)
+    return r
+
+
 def _step_body() -> Asm:
     """Each pass over the vectors makes one update and sums the dot product the next update needs
     from the values it just wrote, so a pass's chain of additions overlaps its loads and stores."""
@@ -119,21 +159,24 @@ def _step_body() -> Asm:
     # sᵀy: the same products), yᵀy (γ's) and sᵀq (the first α's)
     for acc in (_YS, _YY, _DOT):
         a.f64_const(0.0).local_set(acc)
-    p = Asm()
-    _addr(p, _SP)
-    _load(p, _XB)
-    _load(p, _XPB).f64_sub().local_tee(_S).f64_store()
-    _addr(p, _YP)
-    _load(p, _GB)
-    _load(p, _GPB).f64_sub().local_tee(_Y).f64_store()
-    for to, source in ((_XPB, _XB), (_GPB, _GB), (_RB, _GB)):
-        _addr(p, to)
-        _load(p, source).f64_store()
-    p.local_get(_YS).local_get(_Y).local_get(_S).f64_mul().f64_add().local_set(_YS)
-    p.local_get(_YY).local_get(_Y).local_get(_Y).f64_mul().f64_add().local_set(_YY)
-    p.local_get(_DOT).local_get(_S)
-    _load(p, _GB).f64_mul().f64_add().local_set(_DOT)
-    _pass(a, p)
+
+    def push(o: int) -> Asm:
+        p = Asm()
+        _addr(p, _SP)
+        _load(p, _XB, o)
+        _load(p, _XPB, o).f64_sub().local_tee(_S).f64_store(o)
+        _addr(p, _YP)
+        _load(p, _GB, o)
+        _load(p, _GPB, o).f64_sub().local_tee(_Y).f64_store(o)
+        for to, source in ((_XPB, _XB), (_GPB, _GB), (_RB, _GB)):
+            _addr(p, to)
+            _load(p, source, o).f64_store(o)
+        p.local_get(_YS).local_get(_Y).local_get(_S).f64_mul().f64_add().local_set(_YS)
+        p.local_get(_YY).local_get(_Y).local_get(_Y).f64_mul().f64_add().local_set(_YY)
+        p.local_get(_DOT).local_get(_S)
+        return _load(p, _GB, o).f64_mul().f64_add().local_set(_DOT)
+
+    _pass(a, push)
     a.local_get(_RHO).local_get(_HEAD).i32_const(8).i32_mul().i32_add()
     a.f64_const(1.0).local_get(_YS).local_get(_EPSD).f64_add().f64_div().f64_store()
     # first loop, newest first: α_j = ρ_j s_jᵀq; q -= α_j y_j (and the next pair's sᵀq). The oldest
@@ -150,22 +193,11 @@ def _step_body() -> Asm:
     a.if_()
     _slot_step(a, +1)
     _pair(a, _DP, None)
-    q = Asm()
-    _addr(q, _RB)
-    _load(q, _RB).local_get(_A)
-    _load(q, _YP).f64_mul().f64_sub().local_tee(_S).f64_store()
-    _accumulate(q, _DOT, _DP, _S)
-    _pass(a, q)
+    _pass(a, q_update)
     a.br(1)
     a.end()
     a.end().end()
-    last = Asm()
-    _addr(last, _RB)
-    last.local_get(_GAMMA)
-    _load(last, _RB).local_get(_A)
-    _load(last, _YP).f64_mul().f64_sub().f64_mul().local_tee(_S).f64_store()
-    _accumulate(last, _DOT, _YP, _S)
-    _pass(a, last)
+    _pass(a, last_q_update)
     # second loop, oldest first: β = ρ_j y_jᵀr; r += s_j (α_j - β) (and the next pair's yᵀr; after
     # the newest pair, gᵀr: Penrose's normGrad, Σ g[i] r[i])
     a.block().loop()
@@ -177,20 +209,10 @@ def _step_body() -> Asm:
     a.local_get(_J).i32_eqz().br_if(1)
     _slot_step(a, -1)
     _pair(a, None, _DP)
-    r = Asm()
-    _addr(r, _RB)
-    _load(r, _RB)
-    _load(r, _SP).local_get(_A).f64_mul().f64_add().local_tee(_S).f64_store()
-    _accumulate(r, _DOT, _DP, _S)
-    _pass(a, r)
+    _pass(a, functools.partial(r_update, _DP))
     a.br(0)
     a.end().end()
-    newest = Asm()
-    _addr(newest, _RB)
-    _load(newest, _RB)
-    _load(newest, _SP).local_get(_A).f64_mul().f64_add().local_tee(_S).f64_store()
-    _accumulate(newest, _DOT, _GB, _S)
-    _pass(a, newest)
+    _pass(a, functools.partial(r_update, _GB))
     a.local_get(_DOT)
     return a
 
