@@ -12,8 +12,9 @@ This module is adcore's public surface: other packages import from it (and `adco
 Besides the language it offers what libraries built on it need: `Compiled` (a compiled function with
 numpy views on its memory and raw calls), the errors compiled code raises (`WasmTrap` and its
 subclasses), primitives applied by name to numbers, symbolic or lazy values (`binary`, `unary`,
-`eager`), the type classes (`Scalar`, `StructT`, `VecT`), `cyclic_gc_paused`, the cache helper `LRU`
-and `MODULES`, the compiled modules' cache (an LRU bounded in bytes: a host sets its budget).
+`eager`), `LbfgsTwoLoop` (the L-BFGS direction as a Wasm kernel), the type classes (`Scalar`,
+`StructT`, `VecT`), `cyclic_gc_paused`, the cache helper `LRU` and `MODULES`, the compiled modules'
+cache (an LRU bounded in bytes: a host sets its budget).
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from .values import binary, eager, unary
 # program that only traces and interprets should not pay.
 _BACKEND = {
     "Compiled": ".wasm.compiled",
+    "LbfgsTwoLoop": ".wasm.kernels",
     "MODULES": ".wasm.runtime",
     "WasmHostError": ".wasm.runtime",
     "WasmOutOfMemory": ".wasm.runtime",
@@ -60,6 +62,7 @@ def __getattr__(name: str) -> object:
 
 if TYPE_CHECKING:
     from .wasm.compiled import Compiled
+    from .wasm.kernels import LbfgsTwoLoop
     from .wasm.runtime import MODULES, WasmHostError, WasmOutOfMemory, WasmTimeout, WasmTrap
 
 
@@ -80,6 +83,7 @@ __all__ = [
     "Fn",
     "Int",
     "LRU",
+    "LbfgsTwoLoop",
     "LinearityError",
     "MODULES",
     "OpaqueCallError",

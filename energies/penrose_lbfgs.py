@@ -17,7 +17,8 @@ Contract of :func:`drive_penrose` (the ``Driver`` signature of ``energies.lbfgs`
   ``on_iteration`` answers True (it never stops on its own: Penrose's line search never gives up).
 - The first step goes along the gradient itself (H = I) from t = 1; every later step along
   r = H g from the two-loop recursion over the last ``M`` pairs (s, y), newest first, with
-  H0 = γ I, γ = sᵀy / (yᵀy + EPSD) of the newest pair and ρ = 1 / (yᵀs + EPSD).
+  H0 = γ I, γ = sᵀy / (yᵀy + EPSD) of the newest pair and ρ = 1 / (yᵀs + EPSD): adcore's
+  ``LbfgsTwoLoop`` kernel, in Wasm, which sums its dot products in Penrose's order.
 - Each iteration starts from φ at the point the previous line search left (Penrose evaluates it
   again; we keep the line search's own evaluation of that point when it made one, so the
   trajectory is Penrose's with fewer evaluations), pushes the pair (s, y), and checks Penrose's
@@ -37,11 +38,12 @@ description above.
 from __future__ import annotations
 
 import math
-from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import NamedTuple, Protocol
 
 import numpy as np
+
+from adcore import LbfgsTwoLoop
 
 M = 17  # pairs (s, y) kept
 ARMIJO = 1e-3
@@ -61,8 +63,8 @@ class Tracker(Protocol):
     def accept(self) -> float: ...
 
 
-def _finite(x: np.ndarray, f: float, g: np.ndarray) -> bool:
-    return math.isfinite(f) and bool(np.isfinite(g).all()) and bool(np.isfinite(x).all())
+def _finite(x: np.ndarray, f: float) -> bool:
+    return math.isfinite(f) and bool(np.isfinite(x).all())
 
 
 class Step(NamedTuple):
@@ -75,14 +77,16 @@ class Step(NamedTuple):
     g: np.ndarray | None = None
 
 
-def line_search(fun: Energy, x0: np.ndarray, r: np.ndarray, f0: float, g0: np.ndarray) -> Step:
-    """The step Penrose's line search picks along -r (see module doc)."""
-    slope = -float(r @ g0)  # directional derivative of φ along -r at x0
+def line_search(fun: Energy, x0: np.ndarray, r: np.ndarray, f0: float, slope: float) -> Step:
+    """The step Penrose's line search picks along -r (see module doc); ``slope`` = -rᵀg at x0, the
+    directional derivative of φ along -r. ``fun`` answers a non-finite φ wherever its gradient is
+    not finite (the optimizer's trial energy answers inf and NaN), so the gradient, which Penrose
+    also checks, is not scanned a second time at every trial."""
     lo, hi, t = 0.0, np.inf, 1.0
     for _ in range(MAX_STEPS + 1):
         x = x0 - t * r
         f, g = fun(x)
-        if not (_finite(x, f, g) and f <= f0 + ARMIJO * t * slope):
+        if not (_finite(x, f) and f <= f0 + ARMIJO * t * slope):
             hi = t
         elif -float(r @ g) < WOLFE * slope:
             lo = t
@@ -95,35 +99,6 @@ def line_search(fun: Energy, x0: np.ndarray, r: np.ndarray, f0: float, g0: np.nd
     return Step(x0 - t * r, t)
 
 
-def pair_rho(s: np.ndarray, y: np.ndarray) -> float:
-    return 1.0 / (float(y @ s) + EPSD)
-
-
-def two_loop(
-    g: np.ndarray, pairs: Sequence[tuple[np.ndarray, np.ndarray]], rhos: Sequence[float] | None = None
-) -> np.ndarray:
-    """r = H g for the L-BFGS inverse Hessian H of the pairs (s, y), newest first; `rhos`, each
-    pair's `pair_rho`, kept beside the pairs, spares recomputing them at every iteration."""
-    if rhos is None:
-        rhos = [pair_rho(s, y) for s, y in pairs]
-    # Called once per iteration with up to 2·M dot products and 4·M vector updates on small vectors,
-    # so numpy's per-call cost dominates: the updates write into one scratch vector in place.
-    q = g.copy()
-    scratch = np.empty_like(g)
-    multiply, subtract, add = np.multiply, np.subtract, np.add
-    alphas = []
-    for (s, y), rho in zip(pairs, rhos):
-        a = rho * float(s.dot(q))
-        alphas.append(a)
-        subtract(q, multiply(a, y, out=scratch), out=q)
-    s0, y0 = pairs[0]
-    r = multiply(float(s0.dot(y0)) / (float(y0.dot(y0)) + EPSD), q, out=q)
-    for k in range(len(alphas) - 1, -1, -1):
-        s, y = pairs[k]
-        add(r, multiply(alphas[k] - rhos[k] * float(y.dot(r)), s, out=scratch), out=r)
-    return r
-
-
 def drive_penrose(tracker: Tracker, x0: np.ndarray, on_iteration: Callable[[float], bool]) -> np.ndarray:
     """Penrose's L-BFGS from x0 until ``on_iteration`` says stop; returns the point reached."""
     fun = tracker.evaluate
@@ -132,21 +107,18 @@ def drive_penrose(tracker: Tracker, x0: np.ndarray, on_iteration: Callable[[floa
         return tracker.evaluate(x, trial=True)
 
     x_prev = np.array(x0, dtype=np.float64)
-    f_prev, g_prev = fun(x_prev)
-    step = line_search(trial, x_prev, g_prev, f_prev, g_prev)  # first step: H = I, not checked
-    pairs: deque[tuple[np.ndarray, np.ndarray]] = deque(maxlen=M)  # newest first
-    rhos: deque[float] = deque(maxlen=M)
-    while True:
-        x = step.x
-        # Penrose evaluates φ here again; the line search's last trial already did, at this very point
-        # (the same numbers), unless it moved on unevaluated.
-        f, g = (step.f, step.g) if step.g is not None else fun(x)
-        pairs.appendleft((x - x_prev, g - g_prev))
-        rhos.appendleft(pair_rho(*pairs[0]))
-        x_prev, g_prev = x, g
-        r = two_loop(g, pairs, rhos)
-        step = line_search(trial, x_prev, r, f, g)
-        tracker.accept()
-        tracker.iterate_energy = f  # Penrose's lastUOenergy: φ where this line search started
-        if on_iteration(float(g @ r)):
-            return step.x
+    f, g = fun(x_prev)
+    step = line_search(trial, x_prev, g, f, -float(g @ g))  # first step: H = I, not checked
+    with LbfgsTwoLoop.borrowed(M, x_prev.size, EPSD) as kernel:
+        kernel.start(x_prev, g)
+        while True:
+            x = step.x
+            # Penrose evaluates φ here again; the line search's last trial already did, at this very
+            # point (the same numbers), unless it moved on unevaluated.
+            f, g = (step.f, step.g) if step.g is not None else fun(x)
+            decrement = kernel.step(x, g)  # pushes (x - x_prev, g - g_prev); r = H g in kernel.r
+            step = line_search(trial, x, kernel.r, f, -decrement)
+            tracker.accept()
+            tracker.iterate_energy = f  # Penrose's lastUOenergy: φ where this line search started
+            if on_iteration(decrement):
+                return step.x

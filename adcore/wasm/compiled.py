@@ -51,6 +51,8 @@ BASELINE_MIN_BYTES = 256 * 1024
 # Registry layouts make a median of 480 energy evaluations, a third of them over 2,400: waiting for a
 # whole compile's worth (1 µs) cost those long layouts more CPU than the short ones saved.
 DEFERRED_SECONDS_PER_BYTE = 0.3e-6
+# Linear memory one instance may hold unless its caller says otherwise.
+MEMORY_LIMIT = 1 << 30
 
 
 def starting_tier(wasm: bytes, tier: str, cache_dir: str | Path | None) -> str:
@@ -74,7 +76,7 @@ class Compiled:
         f: Any,
         *,
         time_limit: float | None = 10.0,
-        memory_limit: int | None = 1 << 30,
+        memory_limit: int | None = MEMORY_LIMIT,
         bounds_checks: bool = True,
         tier: str = "auto",
         cache_dir: str | Path | None = None,

@@ -148,7 +148,9 @@ def test_polygon_stage_is_satisfiable() -> None:
     assert found.success and values(found.x).max() < 1e-6
 
 
-@pytest.mark.parametrize("variation", [f"v{i}" for i in range(6)])
+# Variations whose Penrose rounds leave a constraint violated (v3's now end at 7e-4, within tolerance,
+# since the L-BFGS direction sums in Penrose's order: the last bits steer these stiff rounds).
+@pytest.mark.parametrize("variation", ["v0", "v1", "v2", "v4", "v5", "v6"])
 def test_finish_satisfies_a_stiff_stage_that_penroses_rounds_leave(variation: str) -> None:
     # Under λ >= 1e6 Penrose's decrement test gᵀHg < 1e-2 passed after 1-2 L-BFGS-B iterations (H
     # scaled by the stiffest curvature), so each finish round ended where it began: the finish's

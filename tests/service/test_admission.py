@@ -198,20 +198,21 @@ def test_client_gone_while_queued_is_dropped_and_shutdown_drain_is_bounded():
         wait_healthy(url, process, 60.0)
         answers: list[int] = []
 
-        def post(variation: str, timeout: float) -> None:
+        def post(variation: str, timeout: float, n_sets: int = 40) -> None:
             try:
                 answers.append(
                     httpx.post(
-                        f"{url}/diagrams", json=heavy_body(variation=variation), timeout=timeout
+                        f"{url}/diagrams", json=heavy_body(n_sets, variation=variation), timeout=timeout
                     ).status_code
                 )
             except httpx.TimeoutException:
                 answers.append(0)
 
-        busy = threading.Thread(target=post, args=("g1", 120))
+        # g1 lays out 60 sets (about a second on an idle machine, 40 take 0.7 s): g2 gives up while queued
+        busy = threading.Thread(target=post, args=("g1", 120, 60))
         busy.start()
-        time.sleep(0.3)
-        post("g2", 0.5)  # queued behind g1, then gives up
+        time.sleep(0.2)
+        post("g2", 0.4)  # queued behind g1, then gives up
         busy.join(120)
         wait_until(lambda: "client-gone" in httpx.get(f"{url}/metrics").text, timeout=10)
         text = httpx.get(f"{url}/metrics").text
