@@ -44,8 +44,11 @@ What bounds the work, all deterministic unless a time budget cuts in:
   settles in (a resampled start can land where a stiff penalty crawls for thousands of iterations),
   is dropped, and ends the portfolio; its work is wasted, so the bound is as tight as the starts
   the registry keeps allow (they take at most 1.15 times start 0's);
-- optimality: when the last stage has no objectives, a layout with every constraint satisfied is
-  already as good as any (its energy is the penalty, about 0), and the portfolio stops;
+- optimality: when the last stage has no objectives, the energy is the penalty alone and no layout
+  can report less than 0; one that satisfies every constraint and reports less than the optimizer's
+  own ``EP_STOP`` at start 0's weight is as good as any, and the portfolio stops. A residual the
+  tolerance calls satisfied can still report more (lagrange-bases: 7.8e-4, 0.061 at 1e5, where
+  Penrose's run ends at 0), and a further start may reach 0;
 - agreement: once ``AGREEING`` starts end with every constraint satisfied at the same best energy
   (within ``AGREEMENT``), more starts are unlikely to find better, and the portfolio stops;
 - settled: once the best layout satisfies every constraint, ``SETTLING`` starts reached it, and the
@@ -69,7 +72,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from energies.diagram import Unknowns
-from energies.optimize import OptimizeError, OptimizeResult, PenaltyProblem, Progress, optimize
+from energies.optimize import EP_STOP, OptimizeError, OptimizeResult, PenaltyProblem, Progress, optimize
 from energies.shapes import rng_for
 
 # Where a start is good about half the time, 7 starts all miss on 1 variation in 65-130 (p = 0.45-0.5).
@@ -178,7 +181,8 @@ def optimize_portfolio(
     limit = min(len(starts), max(1, settings.starts))
     objectives = bool(problem.stages) and bool(problem.stages[-1].objectives.any())
     for k in range(1, limit):
-        if not objectives and result.best.n_violated == 0:
+        best = result.best
+        if not objectives and best.n_violated == 0 and _energy_at(best, first.weight) < EP_STOP:
             result.stopped = "optimal"
             return result
         evaluations = result.evaluations  # also those of starts that failed or were dropped

@@ -115,6 +115,18 @@ def test_layouts_with_violations_rank_by_how_far_not_how_many() -> None:
     assert best_layout([outcome(4.0, 1e3, [0.0]), outcome(4.0, 1e3, [0.0])]) == 0
 
 
+def test_a_satisfied_residual_that_still_reports_energy_is_not_optimal() -> None:
+    # Without objectives the least energy is 0. Start 0 satisfies its constraint within the 1e-3
+    # tolerance (7.8e-4, lagrange-bases) but reports 1e5 · 7.8e-4² = 0.0608 > EP_STOP: not optimal,
+    # so start 1 runs; it reaches 0 and is kept, and nothing can report less, so start 2 does not run.
+    problem = DoubleWell(limit=0.5)
+    problem.stages = [replace(problem.stages[0], objectives=np.zeros(1, bool))]
+    layouts = iter([outcome(0.0, 1e5, [7.8e-4]), outcome(0.0, 1e7, [-0.2]), outcome(0.0, 1e3, [0.0])])
+    roomy = PortfolioSettings(starts=3, max_evaluations=10**6)
+    r = optimize_portfolio(problem, STARTS[:3], settings=roomy, run=lambda *_, **__: next(layouts))
+    assert (r.stopped, r.chosen, [s.start for s in r.starts]) == ("optimal", 1, [0, 1])
+
+
 def test_violations_compare_at_start_0s_weight() -> None:
     # Start 0 ends at 1e3. Its 2 px report 4,000, another start's 0.5 px at 1e5 report 25,000; at
     # 1e3 they are 4,000 against 250.
