@@ -66,7 +66,9 @@ def test_survivors_stay_young_while_objects_are_frozen_or_past_the_budget(
         frozen = gc.get_freeze_count()
         with cyclic_gc_paused():
             young = _Cell()
-        assert gc.get_freeze_count() == frozen and _in_generation(young, 0)
+        # Neither promoted (the count would grow) nor released (it would drop to 0); a frozen object
+        # another thread lets go of meanwhile is freed, so the count may fall by a few.
+        assert 0 < gc.get_freeze_count() <= frozen and _in_generation(young, 0)
     finally:
         gc.unfreeze()
     gc.collect()
