@@ -21,9 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
-import subprocess
 import sys
 from pathlib import Path
 
@@ -107,15 +105,8 @@ print(json.dumps(out))
 
 
 def child(registry: Path, key: str, profiled: bool) -> dict[str, float]:
-    out = subprocess.run(
-        [sys.executable, "-c", CHILD, str(registry), key, "1" if profiled else "0", json.dumps(PHASES)],
-        cwd=REPO,
-        env={**os.environ, "PYTHONPATH": str(REPO), "OPENBLAS_NUM_THREADS": "1"},
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    args = (str(registry), key, "1" if profiled else "0", json.dumps(PHASES))
+    return registry_phases.json_child(REPO, CHILD, *args)  # type: ignore[return-value]
 
 
 def phases(args: argparse.Namespace) -> None:

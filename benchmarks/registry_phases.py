@@ -112,8 +112,13 @@ def unpack(rev: str, into: Path) -> Path:
 
 
 def run_child(tree: Path, registry: Path, key: str) -> dict[str, float | str]:
+    return json_child(tree, CHILD, str(registry), key)
+
+
+def json_child(tree: Path, script: str, *args: str) -> dict[str, float | str]:
+    """Run `script` in a fresh interpreter on the checkout `tree`; its last line of output, as JSON."""
     out = subprocess.run(
-        [sys.executable, "-c", CHILD, str(registry), key],
+        [sys.executable, "-c", script, *args],
         cwd=tree,
         env={**os.environ, "PYTHONPATH": str(tree), "OPENBLAS_NUM_THREADS": "1"},
         capture_output=True,
