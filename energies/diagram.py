@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from energies.expr import Hole, Path, instantiate
 from energies.shapes.seedrandom import SeedRandom
 
 
@@ -23,6 +24,14 @@ class ShapeInstance:
     name: str
     kind: str
     props: dict[str, Any]
+
+
+@dataclass(eq=False)
+class HoleShape(ShapeInstance, Hole):
+    """A shape inside a template (`energies.expr`): it stands for the shape at `hole` of each row,
+    and its `props` are holes too, so library code computing on it builds a value over holes."""
+
+    hole: tuple[int, Path] = (0, ())
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +105,11 @@ class GoalTable:
     as `GoalInstance`s they cost a Python object each (and 0.6 s to group into tables before
     compiling); as one table they are two index arrays. Order and numbering are the same as if
     the rows were written out one by one at the table's place in `Diagram.goals`.
+
+    A `templated` table's last column holds its arguments as one template (`energies.expr`) over
+    holes in the other columns, e.g. `[vdist(h0, h1) - 5]` with column 0 holding each row's
+    `x.center` and column 1 its `y.center`: row k's arguments are the template with its holes
+    filled by row k's column values.
     """
 
     kind: Literal["constraint", "objective"]
@@ -106,6 +120,7 @@ class GoalTable:
     where: Where = field(default_factory=Where)  # of the statement
     implicit: bool = False
     match_text: Callable[[int], str] | None = None  # each row's match (`x=A, y=B`), for messages
+    templated: bool = False  # the last column is a template over the others (see above)
 
     def __post_init__(self) -> None:
         if not self.columns:
@@ -120,8 +135,12 @@ class GoalTable:
     def __len__(self) -> int:
         return len(self.columns[0].index)
 
-    def args(self, row: int) -> list[Any]:
+    def column_values(self, row: int) -> list[Any]:
         return [c.values[int(c.index[row])] for c in self.columns]
+
+    def args(self, row: int) -> list[Any]:
+        values = self.column_values(row)
+        return list(instantiate(values[-1], values[:-1])) if self.templated else values
 
     def row(self, row: int) -> GoalInstance:
         return GoalInstance(

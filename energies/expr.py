@@ -11,6 +11,13 @@ Three things happen to Nodes later:
   number of *kinds* of goals, not to the number of goals);
 - `replay(value, inputs, consts)` rebuilds the value from traced slot values inside that function;
 - `evaluate(value, x)` computes it on numbers (for rendering after optimization).
+
+A *template* is a value whose leaves may also be *holes* (`hole_node(column, path)`, and
+`Hole` for a whole shape): the Style's bulk evaluation computes a statement's arguments once
+over holes standing for "this path of the matched object", and `replay(..., holes=...)` or
+`instantiate` fills them in (with traced values inside a kind function, or with one match's own
+values). A hole's `path` leads from its column's value to the leaf: an int indexes a list or
+tuple, a str names a shape's property (or a dict's key, or a dataclass's field).
 """
 
 from __future__ import annotations
@@ -40,8 +47,8 @@ class UnknownBranchError(Exception):
 
 class Node:
     """op: "input" (static = slot), a primitive name ("add", "sin" ...), "select", "ipow"
-    (static = exponent), "call" (static = adcore Fn; args = its arguments) or "part" (static =
-    path into a call's result)."""
+    (static = exponent), "call" (static = adcore Fn; args = its arguments), "part" (static =
+    path into a call's result) or "hole" (static = (column, path), see the module docstring)."""
 
     __adcore_lazy__ = True
     __slots__ = ("op", "args", "static")
@@ -159,6 +166,31 @@ def input_node(slot: int) -> Node:
     return Node("input", (), slot)
 
 
+Path = tuple[int | str, ...]
+
+
+def hole_node(column: int, path: Path) -> Node:
+    return Node("hole", (), (column, path))
+
+
+class Hole:
+    """A whole value of a hole column inside a template, standing for the value at `hole`
+    (`diagram.HoleShape`: a shape, e.g. `x.icon` in `disjoint(x.icon, y.icon)`)."""
+
+    hole: tuple[int, Path]
+
+
+def at_path(value: Any, path: Path) -> Any:
+    """The leaf of `value` that a hole's path leads to."""
+    for step in path:
+        if isinstance(step, int) or isinstance(value, dict):
+            value = value[step]
+        else:
+            props = getattr(value, "props", None)
+            value = props[step] if isinstance(props, dict) else getattr(value, step)
+    return value
+
+
 def depends_on_unknowns(value: Any) -> bool:
     stack = [value]
     while stack:
@@ -229,6 +261,8 @@ class _Canonical:
             return ("l", tuple(self.value(e) for e in v))
         if isinstance(v, dict):
             return ("d", tuple((k, self.value(e)) for k, e in v.items()))
+        if isinstance(v, Hole):
+            return ("hole", v.hole)
         described = self.props_of(v)
         if described is not None:
             kind, props = described
@@ -275,21 +309,37 @@ def replay(
     consts: Iterator[Any],
     rebuild_shape: Callable[..., Any] | None = None,
     props_of: PropsOf = _no_shapes,
+    holes: Sequence[Any] = (),
 ) -> Any:
-    """Rebuild `value` with its slots taken, in signature order, from `inputs` and `consts`.
+    """Rebuild `value` with its slots taken, in signature order, from `inputs` and `consts`, and
+    its holes (a template's) from the values `holes` (one per hole column).
 
     `value` is the representative of its signature; the traversal is the one `signature` made, so
     the n-th slot lands where the n-th slot of every other value of that signature belongs.
     """
-    return _Replay(inputs, consts, rebuild_shape, props_of).value(value)
+    return _Replay(inputs, consts, rebuild_shape, props_of, holes).value(value)
+
+
+def instantiate(template: Any, holes: Sequence[Any]) -> Any:
+    """A template with its holes filled in by one match's own values (unknowns stay Nodes)."""
+    _, slots, consts = signature(template)
+    return replay(template, map(input_node, slots), iter(consts), holes=holes)
 
 
 class _Replay:
-    def __init__(self, inputs: Iterator[Any], consts: Iterator[Any], rebuild_shape: Any, props_of: PropsOf):
+    def __init__(
+        self,
+        inputs: Iterator[Any],
+        consts: Iterator[Any],
+        rebuild_shape: Any,
+        props_of: PropsOf,
+        holes: Sequence[Any] = (),
+    ):
         self.inputs = inputs
         self.consts = consts
         self.rebuild_shape = rebuild_shape
         self.props_of = props_of
+        self.holes = holes
         self.nodes: dict[int, Any] = {}
         self.input_values: dict[int, Any] = {}
 
@@ -298,6 +348,8 @@ class _Replay:
             return self.node(v)
         if isinstance(v, (bool, str)) or v is None:
             return v
+        if isinstance(v, Hole):
+            return at_path(self.holes[v.hole[0]], v.hole[1])
         if isinstance(v, (int, float, np.floating, np.integer)):
             return next(self.consts)
         if isinstance(v, (list, tuple)):
@@ -322,6 +374,9 @@ class _Replay:
             if node.static not in self.input_values:
                 self.input_values[node.static] = next(self.inputs)
             result = self.input_values[node.static]
+        elif node.op == "hole":
+            column, path = node.static
+            result = at_path(self.holes[column], path)
         else:
             result = apply_op(node, [self.value(a) for a in node.args])
         self.nodes[id(node)] = result

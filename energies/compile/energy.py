@@ -2,9 +2,11 @@
 
     energy(x, weight, tables...) = Σ objectives + weight · Σ max(constraint, 0)²
 
-Each kind contributes `sum over rows r of active[r] · term(kind_fn(x[rows_in[r]], rows_c[r]))`, so
-the code has one loop and one call per kind, whatever the number of goals. The gradient with
-respect to x is `vjp` of this function: the gathers x[rows_in[r][j]] transpose into scatter-adds.
+Each kind contributes `sum over rows r of active[r] · term(kind_fn(columns of row r))`, where
+column c of row r is (x[slots_c[o]], consts_c[o]) for its object o = obj_c[r] (`kinds.KindColumn`),
+so the code has one loop and one call per kind, whatever the number of goals. The gradient with
+respect to x is `vjp` of this function: the gathers x[slots_c[o][j]] transpose into scatter-adds.
+A column without inputs or constants (a string argument) has no tables.
 """
 
 from __future__ import annotations
@@ -16,8 +18,7 @@ import adcore
 from adcore import Int, Real, Vec, fn, vjp
 from adcore import math as am
 
-from ..expr import replay
-from .kinds import GoalKind, props_of, rebuild_shape
+from .kinds import GoalKind, KindColumn
 
 Library = dict[str, Callable[..., Any]]
 
@@ -30,26 +31,52 @@ def library_for(kind: GoalKind) -> Callable[..., Any]:
 
 
 def kind_function(kind: GoalKind, index: int) -> adcore.Fn:
-    """kind(inputs, consts) -> the goal's value, for any row of the kind's table."""
+    """kind(inputs_0, consts_0, inputs_1, consts_1, ...) -> the goal's value, for any row of the
+    kind's table: each used column's inputs (entries of x) and constants (`kinds.KindColumn`)."""
     impl = library_for(kind)
-    args = kind.representative.args
+    params = [Vec(n, Real) for c in _used(kind) for n in (c.width, c.n_consts)]
 
-    def body(inputs: Any, consts: Any) -> Any:
-        ins = iter([inputs[j] for j in range(kind.n_inputs)])
-        cs = iter([consts[j] for j in range(kind.n_consts)])
-        # one replay per argument: signatures are per argument (see kinds.group_goals)
-        return impl(*[replay(a, ins, cs, rebuild_shape, props_of) for a in args])
+    def body(*vectors: Any) -> Any:
+        pairs = iter(zip(vectors[0::2], vectors[1::2]))
+        columns: list[tuple[list[Any], list[Any]]] = []
+        for c in kind.columns:
+            ins, cs = next(pairs) if _has_tables(c) else ([], [])
+            columns.append(([ins[j] for j in range(c.width)], [cs[j] for j in range(c.n_consts)]))
+        return impl(*kind.arguments(columns))
 
-    return fn([Vec(kind.n_inputs, Real), Vec(kind.n_consts, Real)], Real, body, name=f"{kind.name}_{index}")
+    return fn(params, Real, body, name=f"{kind.name}_{index}")
+
+
+def _has_tables(c: KindColumn) -> bool:
+    return bool(c.width or c.n_consts)
+
+
+def _used(kind: GoalKind) -> list[KindColumn]:
+    """The columns that have tables: those reading inputs or constants."""
+    return [c for c in kind.columns if _has_tables(c)]
 
 
 def table_types(kind: GoalKind) -> list[Any]:
+    """Per used column: object of each row, slots and constants of each object; then active."""
     r = kind.n_rows
-    return [Vec(r, Vec(kind.n_inputs, Int)), Vec(r, Vec(kind.n_consts, Real)), Vec(r, Real)]
+    types = []
+    for c in _used(kind):
+        types += [Vec(r, Int), Vec(c.n_objects, Vec(c.width, Int)), Vec(c.n_objects, Vec(c.n_consts, Real))]
+    return [*types, Vec(r, Real)]
 
 
-def _gather(x: Any, rows: Any, r: Any, m: int) -> Any:
-    return adcore.vec(m, Real, lambda j: x[rows[r][j]])
+def table_arrays(kind: GoalKind) -> list[Any]:
+    """The arrays written into the tables `table_types` describes (active left out)."""
+    return [a for c in _used(kind) for a in (c.obj, c.slots, c.consts)]
+
+
+def _row_arguments(x: Any, kind: GoalKind, tables: Sequence[Any], r: Any) -> list[Any]:
+    """The kind function's arguments for row r: each column's gathered inputs and constants."""
+    out: list[Any] = []
+    for c, obj, slots, consts in zip(_used(kind), tables[0::3], tables[1::3], tables[2::3]):
+        o = obj[r]
+        out += [adcore.vec(c.width, Real, lambda j, slots=slots, o=o: x[slots[o][j]]), consts[o]]
+    return out
 
 
 def energy_function(kinds: Sequence[GoalKind], kind_fns: Sequence[adcore.Fn], n: int) -> adcore.Fn:
@@ -59,19 +86,19 @@ def energy_function(kinds: Sequence[GoalKind], kind_fns: Sequence[adcore.Fn], n:
     compiled function."""
     params = [Vec(n, Real), Real] + [t for k in kinds for t in table_types(k)]
     ret = {"energy": Real, "values": {f"k{k}": Vec(kind.n_rows, Real) for k, kind in enumerate(kinds)}}
+    starts = table_offsets(kinds)
 
     def body(x: Any, weight: Any, *tables: Any) -> dict[str, Any]:
         objective: Any = 0.0
         penalty: Any = 0.0
         values = {}
         for k, (kind, kf) in enumerate(zip(kinds, kind_fns)):
-            rows, consts, active = tables[3 * k : 3 * k + 3]
+            own = tables[starts[k] : starts[k + 1]]
+            columns, active = own[:-1], own[-1]
             vals = adcore.vec(
                 kind.n_rows,
                 Real,
-                lambda r, kind=kind, kf=kf, rows=rows, consts=consts: kf(
-                    _gather(x, rows, r, kind.n_inputs), consts[r]
-                ),
+                lambda r, kind=kind, kf=kf, columns=columns: kf(*_row_arguments(x, kind, columns, r)),
             )
             values[f"k{k}"] = vals
 
@@ -103,22 +130,38 @@ def value_and_grad(energy: adcore.Fn) -> adcore.Fn:
     return fn(energy.params, {"energy": Real, "grad": n, "values": values_type}, body, name="energy_and_grad")
 
 
+def table_offsets(kinds: Sequence[GoalKind]) -> list[int]:
+    """Where each kind's tables start among the energy's table parameters (and the end)."""
+    sizes = [len(table_types(k)) for k in kinds]
+    return [sum(sizes[:k]) for k in range(len(kinds) + 1)]
+
+
 def goal_gradients_function(kinds: Sequence[GoalKind], kind_fns: Sequence[adcore.Fn], n: int) -> adcore.Fn:
-    """Each goal's gradient with respect to its own inputs (one row per goal), to find a NaN's source."""
+    """Each goal's gradient with respect to its own inputs (one row per goal, columns side by side),
+    to find a NaN's source."""
     params = [Vec(n, Real), Real] + [t for k in kinds for t in table_types(k)]
     ret = {f"k{k}": Vec(kind.n_rows, Vec(kind.n_inputs, Real)) for k, kind in enumerate(kinds)}
+    starts = table_offsets(kinds)
 
     def body(x: Any, weight: Any, *tables: Any) -> dict[str, Any]:
         out = {}
         for k, (kind, kf) in enumerate(zip(kinds, kind_fns)):
-            rows, consts = tables[3 * k], tables[3 * k + 1]
+            columns = tables[starts[k] : starts[k + 1] - 1]
+            wrt = [2 * c for c in range(len(_used(kind)))]
 
             def row(
-                r: Any, kind: GoalKind = kind, kf: adcore.Fn = kf, rows: Any = rows, consts: Any = consts
+                r: Any, kind: GoalKind = kind, kf: adcore.Fn = kf, columns: Any = columns, wrt: Any = wrt
             ) -> Any:
-                return vjp(kf, wrt=[0])(_gather(x, rows, r, kind.n_inputs), consts[r]).grad(1.0)[0]
+                grads = vjp(kf, wrt=wrt)(*_row_arguments(x, kind, columns, r)).grad(1.0)
+                return _flat(grads, kind)
 
             out[f"k{k}"] = adcore.vec(kind.n_rows, Vec(kind.n_inputs, Real), row)
         return out
 
     return fn(params, ret, body, name="goal_gradients")
+
+
+def _flat(grads: Sequence[Any], kind: GoalKind) -> list[Any]:
+    """The per-column gradients side by side, in the order of `GoalKind.rows_in`."""
+    per_param = grads if isinstance(grads, tuple) else (grads,)
+    return [g[j] for g, c in zip(per_param[0::2], _used(kind)) for j in range(c.width)]

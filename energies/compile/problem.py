@@ -25,6 +25,8 @@ from .energy import (
     energy_function,
     goal_gradients_function,
     kind_function,
+    table_arrays,
+    table_offsets,
     value_and_grad,
 )
 from .goal_list import GoalList, split_goals
@@ -69,6 +71,7 @@ class CompiledProblem:
         self.objective_names = self.objectives.names
         self.constraint_names = self.constraints.names
         self.kinds: list[GoalKind] = goal_kinds(diagram, self.objectives, self.constraints)
+        self.table_starts = table_offsets(self.kinds)
         key = (self.n_inputs, tuple(k.structure() for k in self.kinds))
         found = cache.get(key) if cache is not None else None
         self.cache_hit = found is not None
@@ -98,8 +101,12 @@ class CompiledProblem:
         self.trace_seconds = time.perf_counter() - t0
         t1 = time.perf_counter()
         for kind in self.kinds:  # our own tables: checked once here instead of at every gather
-            if kind.rows_in.size and not (kind.rows_in.min() >= 0 and kind.rows_in.max() < self.n_inputs):
-                raise ValueError(f"goal table of {kind.name} indexes outside the {self.n_inputs} unknowns")
+            for column in kind.columns:
+                slots = column.slots
+                if slots.size and not (slots.min() >= 0 and slots.max() < self.n_inputs):
+                    raise ValueError(
+                        f"goal table of {kind.name} indexes outside the {self.n_inputs} unknowns"
+                    )
         # "deferred": most layouts call their energy a few hundred times, too few to repay Cranelift's
         # compile (adcore.Compiled optimizes it once its baseline calls have cost a part of that);
         # with a shared disk cache the optimized code is compiled once for every worker and replica
@@ -123,10 +130,10 @@ class CompiledProblem:
     # -- tables --------------------------------------------------------------------------------------
     def _write_tables(self, c: Compiled) -> None:
         for k, kind in enumerate(self.kinds):
-            rows, consts, active = c.inputs[2 + 3 * k : 5 + 3 * k]
-            rows[...] = kind.rows_in
-            consts[...] = kind.rows_c
-            active[...] = 1.0
+            start, end = 2 + self.table_starts[k], 2 + self.table_starts[k + 1]
+            for view, array in zip(c.inputs[start : end - 1], table_arrays(kind)):
+                view[...] = array
+            c.inputs[end - 1][...] = 1.0  # active
 
     def _stage(self, name: str) -> StageSpec:
         varying = self.diagram.unknowns.varying_mask(name)
@@ -144,7 +151,7 @@ class CompiledProblem:
         stage = self.stages[s]
         for k, kind in enumerate(self.kinds):
             mask = stage.objectives if kind.goal == "objective" else stage.constraints
-            self.vg.inputs[4 + 3 * k][...] = mask[kind.goals]
+            self.vg.inputs[1 + self.table_starts[k + 1]][...] = mask[kind.goals]
         self._active_stage = s
 
     @property
@@ -194,8 +201,9 @@ class CompiledProblem:
         for k, kind in enumerate(self.kinds):
             grads = c.outputs[k]
             target = jac[kind.goal]
+            rows_in = kind.rows_in
             for row, goal in enumerate(kind.goals):
-                np.add.at(target[goal], kind.rows_in[row], grads[row])
+                np.add.at(target[goal], rows_in[row], grads[row])
         return jac["objective"], jac["constraint"]
 
 
