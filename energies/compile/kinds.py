@@ -23,13 +23,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from itertools import chain
-from math import prod
 from typing import Any, Literal
 
 import numpy as np
 
 from ..diagram import GoalInstance, GoalTable
 from ..expr import Sig, replay, signature
+from ..grouping import row_codes, runs
 
 Memo = dict[int, Sig]  # signatures by object id, shared while the objects are alive
 
@@ -181,7 +181,7 @@ def group_goals(goals: Sequence[GoalInstance], goal: str, memo: Memo | None = No
     shape_code = np.fromiter(map(name_code.__getitem__, names), np.int64, len(goals))
     shape_code = shape_code * (int(arity.max()) + 1) + arity  # one code per (name, arity)
     kinds: list[GoalKind] = []
-    for members in _runs(shape_code):  # members ascending: the sort is stable
+    for members in runs(shape_code):  # members ascending: the sort is stable
         table = object_of[offset[members] + np.arange(arity[members[0]])[:, None]].T  # column-major
         kinds += arguments.kinds(goal, names[members[0]], members, table, goals.__getitem__)
     kinds.sort(key=lambda kind: int(kind.goals[0]))  # order of first appearance
@@ -247,30 +247,6 @@ def _stacked(tables: list[list[KindColumn]]) -> list[KindColumn]:
     return out
 
 
-def _runs(codes: np.ndarray) -> list[np.ndarray]:
-    """Indices of equal codes, one ascending array per distinct code."""
-    if len(codes) == 0 or (codes == codes[0]).all():  # one run: no sort (500,000 pairs of one kind)
-        return [np.arange(len(codes))]
-    order = np.argsort(codes, kind="stable")
-    ordered = codes[order]
-    cuts = np.flatnonzero(ordered[1:] != ordered[:-1]) + 1
-    return np.split(order, cuts)
-
-
-def _row_codes(rows: np.ndarray) -> np.ndarray:
-    """One int64 per row, equal exactly when the rows are equal (rows of non-negative ints)."""
-    if rows.shape[1] == 0:
-        return np.zeros(len(rows), np.int64)
-    radix = [int(r) for r in rows.max(axis=0) + 1]
-    if prod(radix) >= 2**63:  # mixed radix would overflow: number the distinct rows instead
-        return np.unique(rows, axis=0, return_inverse=True)[1].reshape(-1)
-    codes = np.zeros(len(rows), np.int64)
-    for column, r in zip(rows.T, radix):  # mixed radix, the last column varying fastest
-        codes *= r
-        codes += column
-    return codes
-
-
 class _Slots:
     """The slots (inputs or constants) of every distinct argument, as one flat array."""
 
@@ -305,7 +281,7 @@ class _Arguments:
     ) -> list[GoalKind]:
         """Kinds of the goals `members` applying `name` to the objects in `table` (a row each)."""
         kinds = []
-        for rows in _runs(_row_codes(self.sig_of[table])):
+        for rows in runs(row_codes(self.sig_of[table])):
             if len(rows) < len(members):  # (one kind for all, the usual case, needs no copy)
                 kinds.append(self._kind(goal, name, goal_at, members[rows], table[rows], templated))
             else:
