@@ -241,7 +241,9 @@ def _evaluate_template(
 def evaluate_in_bulk(ev: Evaluator, plan: BlockPlan, roles: LocalRoles, order: np.ndarray) -> None:
     """Record the goals and layers of all the block's matches, `order` giving the matches in the
     order their local scopes are walked. Raises `BulkFailed` (nothing recorded) when the block must
-    be evaluated match by match, and a `DiagramError` a matched object's path raises."""
+    be evaluated match by match, also when a path of a matched object fails: the paths that failed
+    meanwhile are forgotten, so that the match-by-match evaluation meets and reports them."""
+    failed_before = set(ev.failed)
     matches = plan.matches
     assert isinstance(matches, MatchTable)
     keys = matches.keys
@@ -270,11 +272,14 @@ def evaluate_in_bulk(ev: Evaluator, plan: BlockPlan, roles: LocalRoles, order: n
                 if [dict(p) for p in holes.paths] != known:
                     raise BulkFailed("partitions read different paths")
             parts.append((rows, template))
-    except _RealError as e:
-        raise e.error from None
+    except _RealError:
+        ev.failed.intersection_update(failed_before)
+        raise BulkFailed("a path of a matched object failed") from None
     except (BulkFailed, DiagramError):
+        ev.failed.intersection_update(failed_before)
         raise BulkFailed from None
     except Exception as e:  # library code that cannot run on holes (a branch on a value, ...)
+        ev.failed.intersection_update(failed_before)
         raise BulkFailed(str(e)) from None
     _record(ev, plan, holes, values, parts)
 

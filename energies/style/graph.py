@@ -278,8 +278,6 @@ class _EvaluationWalk:
             bulk.evaluate_in_bulk(self.ev, plan, local, order)
         except bulk.BulkFailed:
             return False
-        except DiagramError as e:  # a matched object's path failed: reported once, as the walk would
-            self.failed(e)
         return True
 
     def gather(
