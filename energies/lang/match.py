@@ -228,8 +228,10 @@ def alias_instance_name(fact: PredicateFact) -> str:
 
 
 # Penrose enumerates matches without bound; we refuse selectors whose partial matches
-# explode (e.g. four unconstrained variables over hundreds of objects) instead of hanging.
-MAX_CANDIDATES = 1_000_000
+# explode (e.g. four unconstrained variables over hundreds of objects) instead of hanging. A
+# partial join costs about 60 bytes a row while it is deduplicated, so 8,000,000 rows stay under
+# half a gigabyte of a worker's memory.
+MAX_CANDIDATES = 8_000_000
 
 
 def _relation_vars(rel: S.Relation) -> set[str]:

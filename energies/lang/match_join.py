@@ -229,10 +229,33 @@ class Joined:
         return [(k, self.source[k]) for k in self.keys]
 
 
+def _unordered_pairs(tables: list[_Table], repeatable: bool, limit: int) -> Joined | None:
+    """`forall T a; T b` directly: two declarations of the same distinct candidates keep each
+    unordered pair once, first as (i, j) with i < j in nested-loop order, so the rows are the
+    upper triangle in row-major order, with no n x n join to deduplicate (None: not this case)."""
+    if repeatable or len(tables) != 2:
+        return None
+    a, b = tables
+    if len(a.keys) != 1 or len(b.keys) != 1 or a.keys == b.keys or a.stmts is not None or b.stmts is not None:
+        return None
+    codes = a.codes[a.keys[0]]
+    if not np.array_equal(codes, b.codes[b.keys[0]]) or len(np.unique(codes)) != len(codes):
+        return None
+    n = len(codes)
+    if n * (n - 1) // 2 > limit:
+        raise TooManyMatches
+    i, j = np.triu_indices(n, 1)
+    return Joined(tables, [i, j], {a.keys[0]: 0, b.keys[0]: 1})
+
+
 def join_candidates(lists: list[list[Candidate]], repeatable: bool, limit: int) -> Joined:
     """The matches of a selector from its non-empty candidate lists (see the module docstring)."""
     coder: dict[SubValue, int] = {}
-    joined = _Joined([_table(cands, coder) for cands in lists])
+    tables = [_table(cands, coder) for cands in lists]
+    pairs = _unordered_pairs(tables, repeatable, limit)
+    if pairs is not None:
+        return pairs
+    joined = _Joined(tables)
     while len(joined.rows) < len(joined.tables):
         joined.join_next(limit)
         if not len(joined):
