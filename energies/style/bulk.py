@@ -50,7 +50,7 @@ from energies.style.context import BlockContext, BlockPlan, ExprSource, source_c
 from energies.style.goals import Layer, goal_form
 from energies.style.library_bridge import check_goal_args
 from energies.style.paths import ERROR, ObjectRef, Scope
-from energies.style.roles import INERT, LocalRoles
+from energies.style.roles import INERT, LocalRoles, bound_variables
 
 if TYPE_CHECKING:
     from energies.style.evaluate import Evaluator
@@ -72,7 +72,7 @@ def eligible(plan: BlockPlan, roles: LocalRoles, draws: bool) -> bool:
         return False  # a namespace or collector; or a block whose matches assign objects' fields
     if len(matches) < (PENROSE_ORDER_MAX if draws else BULK_MIN) or roles.shapes:
         return False
-    bound = set(matches.keys)
+    bound = bound_variables(plan)
     for _, source in roles.items:
         assert isinstance(source, ExprSource)
         if _draws(source) or any(
@@ -105,6 +105,7 @@ class _Holes:
     objects: list[list[Any]]  # per column, its distinct objects (Substance values)
     index: list[np.ndarray]  # per column, each match's object
     paths: list[dict[tuple[str, str | None], int]]  # per column: (field, prop) -> place in its tuple
+    reads: list[tuple[int, tuple[str, str | None]]]  # (column, path) in the order a match reads them
 
     def real_ref(self, column: int, obj: Any, field: str, prop: str | None) -> ObjectRef:
         return ObjectRef(self.plan.substance_scope(obj), field, prop)
@@ -124,7 +125,11 @@ class _HoleScope:
     def value(self, ref: ObjectRef) -> Any:
         h = self.holes
         c = self.names[ref.scope.name]
-        place = h.paths[c].setdefault((ref.field, ref.prop), len(h.paths[c]))
+        path = (ref.field, ref.prop)
+        if path not in h.paths[c]:
+            h.paths[c][path] = len(h.paths[c])
+            h.reads.append((c, path))
+        place = h.paths[c][path]
         obj = h.objects[c][int(h.index[c][self.row])]
         real = _real_value(self.ev, h.real_ref(c, obj, ref.field, ref.prop))
         return _mirror(real, c, (place,))
@@ -248,9 +253,10 @@ def evaluate_in_bulk(ev: Evaluator, plan: BlockPlan, roles: LocalRoles, order: n
     assert isinstance(matches, MatchTable)
     keys = matches.keys
     columns = [matches.column(k) for k in keys]
-    holes = _Holes(plan, keys, [c[0] for c in columns], [c[1] for c in columns], [{} for _ in keys])
+    holes = _Holes(plan, keys, [c[0] for c in columns], [c[1] for c in columns], [{} for _ in keys], [])
     try:
         first = _evaluate_template(ev, plan, roles, holes, int(order[0]))
+        _evaluate_in_reading_order(ev, holes, order)
         values = _column_values(ev, holes)
         codes = np.stack(
             [
@@ -282,6 +288,28 @@ def evaluate_in_bulk(ev: Evaluator, plan: BlockPlan, roles: LocalRoles, order: n
         ev.failed.intersection_update(failed_before)
         raise BulkFailed(str(e)) from None
     _record(ev, plan, holes, values, parts)
+
+
+def _evaluate_in_reading_order(ev: Evaluator, holes: _Holes, order: np.ndarray) -> None:
+    """Evaluate each matched object's paths in the order the matches, walked one by one, would first
+    read them, so that their unknowns are made in the same order: a path is first read in the
+    first match binding its object to a variable that reads it, and within a match in the order
+    of `holes.reads`."""
+    rank = np.empty(len(order), np.int64)
+    rank[order] = np.arange(len(order))
+    first_in: list[np.ndarray] = []  # per column: the walk rank of each object's first match
+    for objects, index in zip(holes.objects, holes.index):
+        first = np.full(len(objects), len(order), np.int64)
+        np.minimum.at(first, index, rank)
+        first_in.append(first)
+    when: dict[tuple[Any, str, str | None], tuple[int, int]] = {}
+    for t, (c, (field, prop)) in enumerate(holes.reads):
+        for obj, r in zip(holes.objects[c], first_in[c].tolist()):
+            key = (obj, field, prop)
+            if (r, t) < when.get(key, (len(order), 0)):
+                when[key] = (r, t)
+    for obj, field, prop in sorted(when, key=when.__getitem__):
+        _real_value(ev, ObjectRef(holes.plan.substance_scope(obj), field, prop))
 
 
 def _column_values(ev: Evaluator, holes: _Holes) -> list[list[tuple[Any, ...]]]:

@@ -24,14 +24,27 @@ class LocalRoles:
         self.shapes = [name for name, source in items if isinstance(source, ShapeSource)]
         self.roles = [(name, source, role_of(name, source)) for name, source in items]
         reads = [r for _, source in items for e in expr_sources(source) for r in plan.reads(e.expr)]
-        # Both templates of each path count (bound or not), so these may say more than a match
-        # needs, never less: whether a path can fail (the walk must meet that error in order), and
-        # the fields of Substance objects the scope can read (the shapes it can place).
-        self.path_error = any(t.how == ERROR for r in reads for t in r.templates)
+        # Every match of a block binds the same variables (each candidate list of the matcher binds
+        # one set, and joins merge them), so each path has one template in all the block's scopes:
+        # whether a path fails (the walk must meet that error in order), and the fields of
+        # Substance objects the scopes read (the shapes they can place).
+        bound = bound_variables(plan)
+        templates = [r.templates[r.variable in bound] for r in reads]
+        self.path_error = any(t.how == ERROR for t in templates)
         self.substance_fields = frozenset(
-            [t.field for r in reads for t in r.templates if t.how == VARIABLE_FIELD and t.prop is None]
+            [t.field for t in templates if t.how == VARIABLE_FIELD and t.prop is None]
             + [r.collection_field for r in reads if r.collection_field is not None]
         )
+
+
+def bound_variables(plan: BlockPlan) -> frozenset[str]:
+    """The variables every match of the block binds."""
+    matches = plan.matches
+    if not matches:
+        return frozenset()
+    if isinstance(matches, tuple):  # a collector's matches: their `foreach` variables
+        return frozenset(matches[0].groupby)
+    return frozenset(matches.keys)
 
 
 def expr_sources(source: FieldSource) -> list[ExprSource]:
