@@ -30,6 +30,7 @@ from .errors import (
     DomainError,
     LinearityError,
     OpaqueCallError,
+    RangeError,
     TraceError,
     WasmCompileError,
 )
@@ -47,6 +48,7 @@ _BACKEND = {
     "MODULES": ".wasm.runtime",
     "WasmHostError": ".wasm.runtime",
     "WasmOutOfMemory": ".wasm.runtime",
+    "WasmRangeError": ".wasm.runtime",
     "WasmTimeout": ".wasm.runtime",
     "WasmTrap": ".wasm.runtime",
 }
@@ -63,7 +65,7 @@ def __getattr__(name: str) -> object:
 if TYPE_CHECKING:
     from .wasm.compiled import Compiled
     from .wasm.kernels import LbfgsTwoLoop
-    from .wasm.runtime import MODULES, WasmHostError, WasmOutOfMemory, WasmTimeout, WasmTrap
+    from .wasm.runtime import MODULES, WasmHostError, WasmOutOfMemory, WasmRangeError, WasmTimeout, WasmTrap
 
 
 def compile(f: Fn, **options: object) -> Compiled:  # noqa: A001 - the language's name
@@ -87,6 +89,7 @@ __all__ = [
     "LinearityError",
     "MODULES",
     "OpaqueCallError",
+    "RangeError",
     "Real",
     "Scalar",
     "StructT",
@@ -97,6 +100,7 @@ __all__ = [
     "WasmCompileError",
     "WasmHostError",
     "WasmOutOfMemory",
+    "WasmRangeError",
     "WasmTimeout",
     "WasmTrap",
     "and_",

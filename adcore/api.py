@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .builder import Builder
-from .errors import AdcoreTypeError
+from .errors import AdcoreTypeError, RangeError, count_message
 from .gc_pause import gc_paused
 from .ir import Atom, Function, Lit, Var
 from .lazy import find_lazy
@@ -270,22 +270,31 @@ def _select_leaf(b: Builder, c: Atom, x: Atom, y: Atom) -> Atom:
     return b.loop(ty.n, lambda i, _: [_select_leaf(b, c, b.emit1("index", x, i), b.emit1("index", y, i))])[0]
 
 
-def vec(n: int, elem: Any, body: Callable[[Sym], Any]) -> Arr:
-    """The array [body(0), ..., body(n-1)], built by one loop (O(1) IR whatever n is)."""
+def vec(n: int, elem: Any, body: Callable[[Sym], Any], *, count: Any = None) -> Arr:
+    """The array [body(0), ..., body(n-1)], built by one loop (O(1) IR whatever n is).
+
+    `count`: an Int computed at run time, 0 <= count <= n: only body(i) for i < count runs, and the
+    elements from count on are zero (the type, and so the memory, stays that of n elements)."""
     if not STATE.stack:
-        return [body(i) for i in range(n)]  # type: ignore[return-value, arg-type]
+        k = _eager_count("vec", n, count)
+        zero = zero_value(as_type(elem))
+        return [body(i) if i < k else zero for i in range(n)]  # type: ignore[return-value, arg-type]
     ty = VecT(n, as_type(elem))
     b = current_builder("vec")
-    outs = b.loop(n, lambda i, _: flatten(ty.elem, body(Sym(i)), "element of vec"))
+    k = _traced_count("vec", n, count)
+    outs = b.loop(n, lambda i, _: flatten(ty.elem, body(Sym(i)), "element of vec"), count=k)
     return Arr(ty, outs)
 
 
-def sum(xs: Any, body: Callable[[Sym], Any] | None = None) -> Any:  # noqa: A001 - the language's name
-    """Sum of an array (`sum(xs)`), of a Python list, or of `body(i)` for i < n (`sum(n, body)`)."""
+def sum(xs: Any, body: Callable[[Sym], Any] | None = None, *, count: Any = None) -> Any:  # noqa: A001
+    """Sum of an array (`sum(xs)`), of a Python list, or of `body(i)` for i < n (`sum(n, body)`);
+    `count` (an Int computed at run time, 0 <= count <= n) sums the first `count` terms only."""
     if body is None:
+        if count is not None:
+            raise AdcoreTypeError(f"in {current_name()}: sum(xs) takes no count; use sum(n, body, count=k)")
         if isinstance(xs, Arr):
             arr = xs
-            return _sum_loop(arr.ty.n, lambda i: arr[i])
+            return _sum_loop(arr.ty.n, lambda i: arr[i], None)
         if isinstance(xs, (list, tuple)):
             total: Any = 0.0
             for x in xs:
@@ -295,11 +304,11 @@ def sum(xs: Any, body: Callable[[Sym], Any] | None = None) -> Any:  # noqa: A001
     if not isinstance(xs, int):
         raise AdcoreTypeError(f"in {current_name()}: sum(n, body) needs a Python int n, got {xs!r}")
     if not STATE.stack:
-        return builtins.sum([body(i) for i in range(xs)])  # type: ignore[arg-type]
-    return _sum_loop(xs, body)
+        return builtins.sum([body(i) for i in range(_eager_count("sum", xs, count))])  # type: ignore[arg-type]
+    return _sum_loop(xs, body, _traced_count("sum", xs, count))
 
 
-def _sum_loop(n: int, body: Callable[[Sym], Any]) -> Any:
+def _sum_loop(n: int, body: Callable[[Sym], Any], count: Atom | None) -> Any:
     b = current_builder("sum")
     i = Var(Int)
     b.open_block()
@@ -314,8 +323,42 @@ def _sum_loop(n: int, body: Callable[[Sym], Any]) -> Any:
     from .ir import Block
 
     eqns = b.close_block()
-    outs = b.emit("for", (), n=n, body=Block((i, *refs), tuple(eqns), ()))
+    outs = b.emit("for", () if count is None else (count,), n=n, body=Block((i, *refs), tuple(eqns), ()))
     return unflatten(ty, outs)
+
+
+def _traced_count(what: str, n: int, count: Any) -> Atom | None:
+    """The atom of a loop's run-time trip count (None: n), checked where it is known now."""
+    if count is None:
+        return None
+    if isinstance(count, int) and not isinstance(count, bool):
+        _eager_count(what, n, count)
+        return Lit(count, Int)
+    if not isinstance(count, Sym) or count.ty != Int:
+        raise AdcoreTypeError(f"in {current_name()}: the count of {what} must be an Int, got {count!r}")
+    return lift(count)
+
+
+def _eager_count(what: str, n: int, count: Any) -> int:
+    """A trip count given as a Python int (None: n), checked: 0 <= count <= n."""
+    if count is None:
+        return n
+    if not isinstance(count, int) or isinstance(count, bool):
+        raise AdcoreTypeError(f"{what}: the count must be an int, got {count!r}")
+    if not 0 <= count <= n:
+        raise RangeError(count_message(current_name(), count, n))
+    return count
+
+
+def zero_value(t: Type) -> Any:
+    """The user-level zero of a type (the elements of a counted `vec` beyond its count)."""
+    if isinstance(t, Scalar):
+        return 0.0 if t.name == "Real" else 0 if t == Int else False
+    if isinstance(t, VecT):
+        return [zero_value(t.elem) for _ in range(t.n)]
+    if isinstance(t, StructT):
+        return {k: zero_value(ft) for k, ft in t.fields}
+    raise AdcoreTypeError(f"no zero of type {t!r}")
 
 
 # -- comparisons and logic (== and != stay Python's, so values remain hashable) ----------------------

@@ -33,6 +33,7 @@ def dce_eqns(eqns: tuple[Eqn, ...], live: set[Var], live_refs: set[Var]) -> list
             if loop is not None:
                 kept.append(loop)
                 live.update(free_vars(loop.params["body"]))
+                live.update(a for a in loop.args if a.__class__ is Var)  # its run-time count
         elif (e.args[0] in live_refs) if prim == "accum" else len(outs) == 1 or not live.isdisjoint(outs):
             kept.append(e)
             for a in e.args:  # a loop, not a comprehension: cheaper for the usual two operands
@@ -56,7 +57,7 @@ def dce_loop(e: Eqn, live: set[Var], live_refs: set[Var]) -> Eqn | None:
         return None
     outs = tuple(o for o, k in zip(e.outs, keep_elem + keep_ref) if k)
     new_body = Block((i, *(r for r, k in zip(refs, keep_ref) if k)), tuple(eqns), results)
-    return Eqn(outs, "for", (), {**e.params, "body": new_body})
+    return Eqn(outs, "for", e.args, {**e.params, "body": new_body})
 
 
 def _writes_outer(eqns: list[Eqn], refs: set[Var]) -> bool:

@@ -151,7 +151,7 @@ class JvpState:
             tuple(eqns),
             (*elems, *(d for d in delems if d is not None)),
         )
-        outs = iter(self.b.emit("for", (), n=e.params["n"], body=new_body))
+        outs = iter(self.b.emit("for", args, n=e.params["n"], body=new_body))  # args: the count, if any
         elem_outs = [next(outs) for _ in elems]
         delem_outs = [next(outs) if d is not None else None for d in delems]
         acc_outs = [next(outs) for _ in refs]

@@ -12,8 +12,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .convert import argument_leaves, call_impl, to_python
-from .errors import AdcoreError, DomainError
-from .ir import Block, Eqn, Function, Var
+from .errors import AdcoreError, DomainError, RangeError, count_message
+from .ir import Block, Eqn, Function, Var, loop_count
 from .types import Int, Real, Type, VecT
 
 NAN = math.nan
@@ -176,13 +176,29 @@ class Interpreter:
         for r, acc in zip(refs, accs):
             env[r] = acc
         columns: list[list[Any]] = [[] for _ in body.results]
-        for i in range(e.params["n"]):
+        n = e.params["n"]
+        count = trip_count(f, e, env)
+        for i in range(count):
             env[i_var] = i
             self.block(f, body, env)
             for col, r in zip(columns, body.results):
                 col.append(env[r] if isinstance(r, Var) else r.val)
+        for col, r in zip(columns, body.results):  # the iterations that did not run: zeros
+            col.extend(zeros(r.ty) for _ in range(n - count))
         for o, v in zip(e.outs, [*columns, *(acc[0] for acc in accs)]):
             env[o] = v
+
+
+def trip_count(f: Function, e: Eqn, env: dict[Var, Any]) -> int:
+    """The number of iterations loop e runs: its static n, or its run-time count (checked)."""
+    n = e.params["n"]
+    count = loop_count(e)
+    if count is None:
+        return n
+    k = env[count] if isinstance(count, Var) else count.val
+    if not 0 <= k <= n:
+        raise RangeError(count_message(f.name, k, n))
+    return k
 
 
 def _nan(v: Any) -> bool:

@@ -6,6 +6,13 @@ carry structure: `call` names another Function (the program is a DAG of function
 `for` carries a nested Block that runs once per index and may read any variable in scope (lexical
 scoping, like Rose). A `for` produces one array per body result plus the sums of what the body
 `accum`ulated into its reference parameters.
+
+A loop's trip count is static (`n`, the length of the arrays it makes) or given at run time: a `for`
+with one argument, an Int k with 0 <= k <= n, runs the indices i < k only; the elements of the
+iterations that do not run are zero, and so is what they would have accumulated. A k outside [0, n]
+is an error (the interpreter raises, compiled code stops with a trap naming the loop), never a read
+or write out of bounds. The count is an ordinary primal value: transformations pass it on unchanged,
+so the derivative of a counted loop is a loop over the same k.
 """
 
 from __future__ import annotations
@@ -201,6 +208,11 @@ def free_vars(block: Block) -> list[Var]:
     return list(seen)
 
 
+def loop_count(e: Eqn) -> Atom | None:
+    """The run-time trip count of a loop equation (None: it runs its static `n` times)."""
+    return e.args[-1] if e.args else None
+
+
 def count_eqns(block: Block) -> int:
     return sum(1 + (count_eqns(e.params["body"]) if e.prim == "for" else 0) for e in block.eqns)
 
@@ -218,4 +230,5 @@ __all__ = [
     "callees",
     "free_vars",
     "has_loop",
+    "loop_count",
 ]

@@ -96,6 +96,8 @@ def _for(ts: Sequence[Type], ps: dict[str, Any]) -> tuple[Type, ...]:
     idx, *refs = body.params
     if idx.ty != Int or any(not isinstance(r.ty, RefT) for r in refs):
         raise _fail("for", ts, "body parameters must be (Int, refs...)")
+    if len(ts) > 1 or (ts and ts[0] != Int):
+        raise _fail("for", ts, "expects no argument, or its run-time trip count (an Int)")
     return tuple(VecT(n, r.ty) for r in body.results) + tuple(r.ty.of for r in refs)
 
 

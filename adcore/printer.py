@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .ir import Atom, Block, Eqn, Function, call_graph
+from .ir import Atom, Block, Eqn, Function, call_graph, loop_count
 
 
 def show_program(f: Function) -> str:
@@ -40,7 +40,9 @@ def _eqn(e: Eqn, lines: list[str], depth: int) -> None:
         body: Block = e.params["body"]
         i, *refs = body.params
         accs = "".join(f", {r!r}: {r.ty!r}" for r in refs)
-        lines.append(f"{pad}{lhs}for {i!r} in 0..{e.params['n']}{accs} {{")
+        count = loop_count(e)
+        upto = f"{count!r} (of {e.params['n']})" if count is not None else f"{e.params['n']}"
+        lines.append(f"{pad}{lhs}for {i!r} in 0..{upto}{accs} {{")
         _block(body, lines, depth + 1)
         lines.append(pad + "}")
         return

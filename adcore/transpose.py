@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from .builder import Builder
 from .dce import dce_function
 from .errors import LinearityError
-from .ir import Atom, Block, Eqn, Function, Lit, Var, free_vars
+from .ir import Atom, Block, Eqn, Function, Lit, Var, free_vars, loop_count
 from .linearity import Linearity, call_mask
 from .types import Int, Real, RefT, Scalar, Type, VecT
 
@@ -149,7 +149,8 @@ class Transposer:
                         self.b.emit("accum", (acc, c))
             return []
 
-        outs = self.b.loop(e.params["n"], transposed_body, [v.ty for v in own], index=i)
+        # the same iterations, so a counted loop's transpose runs over the same count
+        outs = self.b.loop(e.params["n"], transposed_body, [v.ty for v in own], index=i, count=loop_count(e))
         self.ct, self.ref_ct, self.acc_for = saved_ct, saved_refs, saved_acc
         for v, total in zip(own, outs):
             self.contribute(v, total)

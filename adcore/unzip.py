@@ -140,14 +140,14 @@ class Unzipper:
                 tuple(r for r, m in zip(body.results, elem_lin) if not m),
             )
             outs = [o for o, m in zip(e.outs, elem_lin + ref_lin) if not m]
-            primal.append(Eqn(tuple(outs), "for", (), {"n": e.params["n"], "body": p_body}))
+            primal.append(Eqn(tuple(outs), "for", e.args, {"n": e.params["n"], "body": p_body}))
         l_body = Block(
             (i, *(r for r, m in zip(refs, ref_lin) if m)),
             tuple(self.linear_part(body.eqns)),
             tuple(r for r, m in zip(body.results, elem_lin) if m),
         )
         outs = [o for o, m in zip(e.outs, elem_lin + ref_lin) if m]
-        linear = [Eqn(tuple(outs), "for", (), {"n": e.params["n"], "body": l_body})]
+        linear = [Eqn(tuple(outs), "for", e.args, {"n": e.params["n"], "body": l_body})]
         assert len(e.outs) == n_elems + len(refs)
         return primal, linear
 

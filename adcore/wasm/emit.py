@@ -8,12 +8,15 @@ order at the end. Dead code removal, liveness, allocation and emission are thus 
 State: the assembler, the locals, and the bump pointer of the function's static frame. Every
 function owns a frame for the arrays it makes (the call graph is a DAG, so no function is ever
 active twice at once). A scalar accumulator of a `for` is a local; an array accumulator is a zeroed
-region of the frame (`emit_memory.py`).
+region of the frame (`emit_memory.py`). A loop with a run-time count checks it once, before its first
+iteration (`check_at_most`: a failure calls the module's check import, which raises, so no iteration
+touches memory), tests it at every iteration and zeroes the elements of the iterations it skipped
+(its element arrays are frame memory that earlier calls wrote).
 """
 
 from __future__ import annotations
 
-from ..ir import Atom, Block, Eqn, Function, Lit, Var, call_graph, callees, free_vars
+from ..ir import Atom, Block, Eqn, Function, Lit, Var, call_graph, callees, free_vars, loop_count
 from ..types import Bool, Int, Real, RefT, Type, VecT
 from .emit_memory import MemoryRules
 from .encode import (
@@ -64,11 +67,20 @@ class FunctionGen(MemoryRules):
     dead instructions, allocates locals and encodes the code; the pieces are joined in program order
     at the end."""
 
-    def __init__(self, f: Function, index: dict[int, int], frame_base: int, bounds_checks: bool):
+    def __init__(
+        self,
+        f: Function,
+        index: dict[int, int],
+        frame_base: int,
+        bounds_checks: bool,
+        checks: tuple[int | None, list[tuple[str, str, int]] | None] = (None, None),
+    ):
         assert f.body is not None
         self.f = f
         self.index = index
         self.bounds_checks = bounds_checks
+        # the import reporting a failed run-time check, and the module's check sites (`Plan.checks`)
+        self.check_index, self.check_sites = checks
         self.asm = Asm()
         self.frame_end = frame_base
         self.loop_depth = 0
@@ -478,6 +490,7 @@ class FunctionGen(MemoryRules):
         body: Block = e.params["body"]
         i, *refs = body.params
         n_elems = len(body.results)
+        count = loop_count(e)
         locals_ = self.locals
         for r in refs:
             locals_.take(r)
@@ -486,6 +499,8 @@ class FunctionGen(MemoryRules):
         for v in free_vars(body):
             if v not in self.reads:
                 locals_.take(v)
+        if count.__class__ is Var and count not in self.reads:
+            locals_.take(count)  # type: ignore[arg-type]  # read at every iteration's test
         locals_.take(i)
         for r in body.results:  # stored after each iteration
             if r.__class__ is Var and r not in self.reads:
@@ -508,12 +523,14 @@ class FunctionGen(MemoryRules):
             else:
                 self.get(Lit(0.0, Real) if acc_t == Real else Lit(0, Int))
             self.set(r)
+        if count is not None:
+            self.check_at_most(count, n, "count")
         a.i32_const(0)
         self.set(i)
         a.block()
         a.loop()
         self.get(i)
-        a.i32_const(n)
+        self.get(Lit(n, Int) if count is None else count)
         a.i32_ge_s()
         a.br_if(1)
         a.code += body_code
@@ -534,6 +551,9 @@ class FunctionGen(MemoryRules):
         a.br(0)
         a.end()
         a.end()
+        if count is not None:  # the elements of the iterations that did not run are zero
+            for r, addr in zip(body.results, elem_addrs):
+                self.zero_tail(addr, size_of(r.ty), count, n)
         for o, addr in zip(e.outs[:n_elems], elem_addrs):
             if o in reads:
                 a.i32_const(addr)
@@ -543,6 +563,53 @@ class FunctionGen(MemoryRules):
                 a.code += reads[r]
                 self.set(o)
         return bytes(a.code)
+
+    def check_at_most(self, value: Atom, bound: int, kind: str) -> None:
+        """Stop with the error of `kind` (`host.CHECK_MESSAGES`) unless 0 <= value <= bound: the
+        check import raises it (one unsigned comparison; the call never returns)."""
+        assert self.check_index is not None and self.check_sites is not None, "no check import"
+        a = self.asm
+        self.get(value)
+        a.i32_const(bound)
+        a.i32_gt_u()
+        a.if_()
+        a.i32_const(len(self.check_sites))
+        self.get(value)
+        a.call(self.check_index)
+        a.unreachable()
+        a.end()
+        self.check_sites.append((kind, self.f.name, bound))
+
+    def zero_tail(self, addr: int, elem_size: int, count: Atom, n: int) -> None:
+        """Zero elements count..n-1 of the array of n elements of `elem_size` bytes at addr."""
+        a = self.asm
+        self.get(count)
+        a.i32_const(elem_size)
+        a.i32_mul()
+        a.i32_const(addr)
+        a.i32_add()
+        a.i32_const(0)
+        a.i32_const(n)
+        self.get(count)
+        a.i32_sub()
+        a.i32_const(elem_size)
+        a.i32_mul()
+        a.memory_fill()
+
+
+def runtime_checked(f: Function) -> bool:
+    """Whether f's code checks a value at run time through the check import (a loop's count)."""
+    found = f.cache.get("runtime_checked")
+    if found is None:
+        found = False
+        blocks = [f.body] if f.body is not None else []
+        while blocks and not found:
+            for e in blocks.pop().eqns:
+                if e.prim == "for":
+                    found = found or loop_count(e) is not None
+                    blocks.append(e.params["body"])
+        f.cache["runtime_checked"] = found
+    return found
 
 
 def _opcodes(t: Type) -> dict[str, bytes]:

@@ -125,11 +125,9 @@ class _Reads:
     def __call__(self, e: Eqn) -> set[Var]:
         found = self.known.get(id(e))
         if found is None:
-            reads = (
-                set(free_vars(e.params["body"]))
-                if e.prim == "for"
-                else {a for a in e.args if isinstance(a, Var)}
-            )
+            reads = {a for a in e.args if isinstance(a, Var)}  # (a loop's: its count)
+            if e.prim == "for":
+                reads.update(free_vars(e.params["body"]))
             found = self.known[id(e)] = (e, reads)
         return found[1]
 
@@ -141,15 +139,21 @@ class _Reads:
 def fuse_block(eqns: list[Eqn]) -> list[Eqn]:
     out: list[Eqn] = []
     reads = _Reads()
-    loops = Counter[int]()  # loops in `out` by range: most have no earlier partner to look for
+    loops = Counter[tuple[object, ...]]()  # loops in `out` by range: most have no earlier partner
     for e in eqns:
         if e.prim == "for":
             e = own_index_sums_as_elements(e)
-            if loops[e.params["n"]] and _fuse_into_earlier(out, e, reads, loops[e.params["n"]]):
+            r = _range(e)
+            if loops[r] and _fuse_into_earlier(out, e, reads, loops[r]):
                 continue
-            loops[e.params["n"]] += 1
+            loops[r] += 1
         out.append(e)
     return out
+
+
+def _range(e: Eqn) -> tuple[object, ...]:
+    """The indices a loop runs over: its static n and its run-time count (the same variable), if any."""
+    return (e.params["n"], *e.args)
 
 
 def own_index_sums_as_elements(loop: Eqn) -> Eqn:
@@ -189,7 +193,7 @@ def _fuse_into_earlier(out: list[Eqn], late: Eqn, reads: _Reads, candidates: int
     moved: list[Eqn] = []
     for p in range(len(out) - 1, -1, -1):
         x = out[p]
-        if x.prim == "for" and x.params["n"] == late.params["n"]:
+        if x.prim == "for" and _range(x) == _range(late):
             candidates -= 1
             totals = x.outs[len(x.params["body"].results) :]
             fused = _merge(x, late) if moved_reads.isdisjoint(x.outs) and own.isdisjoint(totals) else None
@@ -227,7 +231,7 @@ def _merge(early: Eqn, late: Eqn) -> Eqn | None:
         b1.results + tuple(sub.get(r, r) if isinstance(r, Var) else r for r in b2.results),
     )
     outs = early.outs[:n1] + late.outs[:n2] + early.outs[n1:] + late.outs[n2:]
-    return Eqn(outs, "for", (), {**early.params, "body": body})
+    return Eqn(outs, "for", early.args, {**early.params, "body": body})
 
 
 def _take_elements(
@@ -251,7 +255,8 @@ def _take_elements(
                 inner_eqns,
                 tuple(sub.get(r, r) if isinstance(r, Var) else r for r in inner.results),
             )
-            eqns.append(Eqn(e.outs, "for", e.args, {**e.params, "body": inner}))
+            args = tuple(sub.get(a, a) if isinstance(a, Var) else a for a in e.args)
+            eqns.append(Eqn(e.outs, "for", args, {**e.params, "body": inner}))
             continue
         eqns.append(_substitute(e, sub))
     if any(r in element for r in b.results):

@@ -124,6 +124,7 @@ def _unrollable(e: Eqn, body_size: int) -> bool:
     n = e.params["n"]
     return (
         n <= UNROLL_LIMIT
+        and not e.args  # a loop whose count is known at run time only stays a loop
         and n * body_size <= UNROLL_BUDGET
         and not any(isinstance(p.ty, RefT) and not _scalar_ref(p) for p in body.params[1:])
     )
