@@ -439,8 +439,11 @@ class Instance:
         self.exports = self.instance.exports(self.store)
 
     def _import(self, h: HostFunction) -> wasmtime.Func:
+        # A FuncType is bound to the engine of its first use, and each tier has its own engine
+        # (`engine`): every instance gets a fresh copy of the type.
+        functype = wasmtime.FuncType(list(h.type.params), list(h.type.results))
         if not h.scalar:
-            return wasmtime.Func(self.store, h.type, h.call, access_caller=True)
+            return wasmtime.Func(self.store, functype, h.call, access_caller=True)
         params = [_VALKIND_FIELD[str(t)] for t in h.type.params]
         results = [_VALKIND_FIELD[str(t)] for t in h.type.results]
         call, single = h.call, len(results) == 1
@@ -464,7 +467,7 @@ class Instance:
         self._callbacks.append(raw)
         func = ffi.wasmtime_func_t()
         ffi.wasmtime_func_new_unchecked(
-            self.store._context(), h.type.ptr(), raw, None, _NO_FINALIZER, ctypes.byref(func)
+            self.store._context(), functype.ptr(), raw, None, _NO_FINALIZER, ctypes.byref(func)
         )
         return wasmtime.Func._from_raw(func)
 
