@@ -1,12 +1,15 @@
 """The energy as adcore functions: one function per goal kind, looped over its table.
 
-    energy(x, weight, tables...) = Σ objectives + weight · Σ max(constraint, 0)²
+    energy(x, weight, c_obj, c_pen, tables...) = Σ objectives + c_obj + weight · (Σ max(c, 0)² + c_pen)
 
-Each kind contributes `sum over rows r of active[r] · term(kind_fn(columns of row r))`, where
-column c of row r is (x[slots_c[o]], consts_c[o]) for its object o = obj_c[r] (`kinds.KindColumn`),
-so the code has one loop and one call per kind, whatever the number of goals. The gradient with
-respect to x is `vjp` of this function: the gathers x[slots_c[o][j]] transpose into scatter-adds.
-A column without inputs or constants (a string argument) has no tables.
+Each kind contributes `sum over i < count of term(kind_fn(columns of row rows[i]))`: the rows
+taking part (`rows`, `count`: those of the current stage, less those culled, `culling`) are a list
+whose length is a run-time count, so the same compiled code serves every stage and active set.
+Column c of row r is (x[slots_c[o]], consts_c[o]) for its object o = obj_c[r]
+(`kinds.KindColumn`), so the code has one loop and one call per kind, whatever the number of
+goals. `c_obj` and `c_pen` are what the culled goals contribute (constant where they are culled).
+The gradient with respect to x is `vjp` of this function: the gathers x[slots_c[o][j]] transpose
+into scatter-adds. A column without inputs or constants (a string argument) has no tables.
 """
 
 from __future__ import annotations
@@ -57,16 +60,17 @@ def _used(kind: GoalKind) -> list[KindColumn]:
 
 
 def table_types(kind: GoalKind) -> list[Any]:
-    """Per used column: object of each row, slots and constants of each object; then active."""
+    """Per used column: object of each row, slots and constants of each object; then the rows
+    taking part and their count."""
     r = kind.n_rows
     types = []
     for c in _used(kind):
         types += [Vec(r, Int), Vec(c.n_objects, Vec(c.width, Int)), Vec(c.n_objects, Vec(c.n_consts, Real))]
-    return [*types, Vec(r, Real)]
+    return [*types, Vec(r, Int), Int]
 
 
 def table_arrays(kind: GoalKind) -> list[Any]:
-    """The arrays written into the tables `table_types` describes (active left out)."""
+    """The arrays written into the tables `table_types` describes (the row list left out)."""
     return [a for c in _used(kind) for a in (c.obj, c.slots, c.consts)]
 
 
@@ -80,38 +84,42 @@ def _row_arguments(x: Any, kind: GoalKind, tables: Sequence[Any], r: Any) -> lis
 
 
 def energy_function(kinds: Sequence[GoalKind], kind_fns: Sequence[adcore.Fn], n: int) -> adcore.Fn:
-    """{"energy": the penalized energy, "values": every goal's raw value, one array per kind}.
+    """{"energy": the penalized energy, "values": each listed goal's raw value, one array per kind
+    (entry i is row rows[i]'s)}.
 
     The values come out of the same pass (one store per goal), so reporting goals needs no second
     compiled function."""
-    params = [Vec(n, Real), Real] + [t for k in kinds for t in table_types(k)]
+    params = [Vec(n, Real), Real, Real, Real] + [t for k in kinds for t in table_types(k)]
     ret = {"energy": Real, "values": {f"k{k}": Vec(kind.n_rows, Real) for k, kind in enumerate(kinds)}}
     starts = table_offsets(kinds)
 
-    def body(x: Any, weight: Any, *tables: Any) -> dict[str, Any]:
+    def body(x: Any, weight: Any, c_obj: Any, c_pen: Any, *tables: Any) -> dict[str, Any]:
         objective: Any = 0.0
         penalty: Any = 0.0
         values = {}
         for k, (kind, kf) in enumerate(zip(kinds, kind_fns)):
             own = tables[starts[k] : starts[k + 1]]
-            columns, active = own[:-1], own[-1]
+            columns, rows, count = own[:-2], own[-2], own[-1]
             vals = adcore.vec(
                 kind.n_rows,
                 Real,
-                lambda r, kind=kind, kf=kf, columns=columns: kf(*_row_arguments(x, kind, columns, r)),
+                lambda i, kind=kind, kf=kf, columns=columns, rows=rows: kf(
+                    *_row_arguments(x, kind, columns, rows[i])
+                ),
+                count=count,
             )
             values[f"k{k}"] = vals
 
-            def term(r: Any, kind: GoalKind = kind, vals: Any = vals, active: Any = active) -> Any:
-                v = vals[r]
-                return active[r] * (v if kind.goal == "objective" else am.max(v, 0.0) ** 2)
+            def term(i: Any, kind: GoalKind = kind, vals: Any = vals) -> Any:
+                v = vals[i]
+                return v if kind.goal == "objective" else am.max(v, 0.0) ** 2
 
-            total = adcore.sum(kind.n_rows, term)
+            total = adcore.sum(kind.n_rows, term, count=count)
             if kind.goal == "objective":
                 objective = objective + total
             else:
                 penalty = penalty + total
-        return {"energy": objective + weight * penalty, "values": values}
+        return {"energy": objective + c_obj + weight * (penalty + c_pen), "values": values}
 
     return fn(params, ret, body, name="energy")
 
@@ -139,14 +147,14 @@ def table_offsets(kinds: Sequence[GoalKind]) -> list[int]:
 def goal_gradients_function(kinds: Sequence[GoalKind], kind_fns: Sequence[adcore.Fn], n: int) -> adcore.Fn:
     """Each goal's gradient with respect to its own inputs (one row per goal, columns side by side),
     to find a NaN's source."""
-    params = [Vec(n, Real), Real] + [t for k in kinds for t in table_types(k)]
+    params = [Vec(n, Real), Real, Real, Real] + [t for k in kinds for t in table_types(k)]
     ret = {f"k{k}": Vec(kind.n_rows, Vec(kind.n_inputs, Real)) for k, kind in enumerate(kinds)}
     starts = table_offsets(kinds)
 
-    def body(x: Any, weight: Any, *tables: Any) -> dict[str, Any]:
+    def body(x: Any, weight: Any, c_obj: Any, c_pen: Any, *tables: Any) -> dict[str, Any]:
         out = {}
         for k, (kind, kf) in enumerate(zip(kinds, kind_fns)):
-            columns = tables[starts[k] : starts[k + 1] - 1]
+            columns = tables[starts[k] : starts[k + 1] - 2]
             wrt = [2 * c for c in range(len(_used(kind)))]
 
             def row(

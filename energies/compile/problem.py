@@ -125,15 +125,31 @@ class CompiledProblem:
         self.wasm_seconds = time.perf_counter() - t1
         self.stages = [self._stage(name) for name in diagram.stages]
         self._active_stage: int | None = None
+        self.counts = [0] * len(self.kinds)  # each kind's listed rows (the current stage's)
+        self.culled = (0.0, 0.0)  # (c_obj, c_pen): what the goals left out contribute
         self.evaluations = 0
 
     # -- tables --------------------------------------------------------------------------------------
+    # The energy's parameters: x, weight, c_obj, c_pen, then each kind's tables (`energy.table_types`),
+    # the last two of which are its row list and the list's count.
+    FIRST_TABLE = 4
+
     def _write_tables(self, c: Compiled) -> None:
         for k, kind in enumerate(self.kinds):
-            start, end = 2 + self.table_starts[k], 2 + self.table_starts[k + 1]
-            for view, array in zip(c.inputs[start : end - 1], table_arrays(kind)):
+            start = self.FIRST_TABLE + self.table_starts[k]
+            for view, array in zip(c.inputs[start:], table_arrays(kind)):
                 view[...] = array
-            c.inputs[end - 1][...] = 1.0  # active
+
+    def _list_rows(self, c: Compiled, k: int, rows: np.ndarray) -> int:
+        """Make kind k's row list `rows` (ascending); returns its count."""
+        view = c.inputs[self.FIRST_TABLE + self.table_starts[k + 1] - 2]
+        view[: len(rows)] = rows
+        return len(rows)
+
+    def _list_all(self, c: Compiled) -> list[int]:
+        """Every row of every kind listed (for goal values); the counts."""
+        self._active_stage = None
+        return [self._list_rows(c, k, np.arange(kind.n_rows)) for k, kind in enumerate(self.kinds)]
 
     def _stage(self, name: str) -> StageSpec:
         varying = self.diagram.unknowns.varying_mask(name)
@@ -151,7 +167,7 @@ class CompiledProblem:
         stage = self.stages[s]
         for k, kind in enumerate(self.kinds):
             mask = stage.objectives if kind.goal == "objective" else stage.constraints
-            self.vg.inputs[1 + self.table_starts[k + 1]][...] = mask[kind.goals]
+            self.counts[k] = self._list_rows(self.vg, k, np.flatnonzero(mask[kind.goals]))
         self._active_stage = s
 
     @property
@@ -163,14 +179,15 @@ class CompiledProblem:
     def energy_and_grad(self, x: np.ndarray, stage: int, weight: float) -> tuple[float, np.ndarray]:
         self._activate(stage)
         self.vg.inputs[0][...] = x
-        energy = self.vg.call_raw(weight)
+        energy = self.vg.call_raw(weight, *self.culled, *self.counts)
         self.evaluations += 1
         return float(energy), self.vg.outputs[1].copy()
 
     def raw_goal_values(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Every goal's value at x: one evaluation of the energy, which also writes them out."""
+        counts = self._list_all(self.vg)
         self.vg.inputs[0][...] = x
-        self.vg.call_raw(0.0)
+        self.vg.call_raw(0.0, 0.0, 0.0, *counts)
         objectives = np.zeros(len(self.objectives))
         constraints = np.zeros(len(self.constraints))
         for k, kind in enumerate(self.kinds):
@@ -192,8 +209,9 @@ class CompiledProblem:
         # Run once, to find where a NaN came from: not worth optimized code.
         c = Compiled(self.functions.goal_gradients, time_limit=self.time_limit, tier="baseline")
         self._write_tables(c)
+        counts = self._list_all(c)
         c.inputs[0][...] = x
-        c.call_raw(0.0)
+        c.call_raw(0.0, 0.0, 0.0, *counts)
         jac = {
             "objective": np.zeros((len(self.objectives), self.n_inputs)),
             "constraint": np.zeros((len(self.constraints), self.n_inputs)),
