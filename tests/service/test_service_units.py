@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from energies.lang.errors import DiagramError, DiagramErrors
 from service.examples import example
-from service.http.app import negotiate
+from service.http.diagrams import negotiate
 from service.http.result_cache import ResultCache, request_key
 from service.jsonable import finite_or_none
 from service.settings import settings_from_env

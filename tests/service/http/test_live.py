@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
-from service.http import live
+from service.workers import live_pool
 from service.workers.drag_constraint import DragConstraintError, parse_drag_constraint
 from tests.service.service_support import example_body, heavy_body
 
@@ -260,7 +260,7 @@ def test_sessions_beyond_the_limit_are_refused_at_once_while_all_are_laying_out(
         refused = httpx.post(f"{live_server}/live", json=example_body("sets"), timeout=30)
         assert refused.status_code == 429
         assert "live sessions are in use" in refused.json()["message"]
-        assert time.monotonic() - t0 < live.BUSY_WAIT  # not after waiting for a session to end
+        assert time.monotonic() - t0 < live_pool.BUSY_WAIT  # not after waiting for a session to end
     finally:
         for client, response, _ in streams:
             response.close()
