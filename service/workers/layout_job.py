@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import base64
 import logging
+import resource
 from typing import Any
 
 from service.jsonable import finite_or_none
@@ -60,6 +61,18 @@ def report_of(rendering: Any, goals: bool = True) -> dict[str, Any]:
     return finite_or_none(report)
 
 
+def memory_outcome() -> dict[str, Any]:
+    """The outcome of a job that ran out of memory, naming this process's cap."""
+    cap = resource.getrlimit(resource.RLIMIT_DATA)[0]
+    limit = "its memory cap" if cap == resource.RLIM_INFINITY else f"its memory cap of {cap >> 20} MB"
+    return {
+        "ok": False,
+        "kind": "memory",
+        "message": f"the layout needed more memory than a worker may use ({limit}); "
+        "its worker has been replaced",
+    }
+
+
 def run_layout(job: dict[str, Any]) -> dict[str, Any]:
     """Render one request (already validated) and classify every way it can end; a job with a
     `convert` format turns its `svg` into that format instead (see `run_conversion`)."""
@@ -76,8 +89,6 @@ def run_conversion(job: dict[str, Any]) -> dict[str, Any]:
     except FormatError as e:
         return {"ok": False, "kind": "render", "message": str(e)}
     except MemoryError:
-        from service.workers.pool import memory_outcome
-
         return memory_outcome()
     return {"ok": True, "picture": base64.b64encode(picture).decode("ascii")}
 
@@ -117,8 +128,6 @@ def layout_outcome(
     except LayoutError as e:
         return {"ok": False, "kind": "layout", "status": e.status, "message": str(e), "goal": e.goal}, None
     except MemoryError:  # past the worker's memory cap: the pool replaces this worker
-        from service.workers.pool import memory_outcome
-
         return memory_outcome(), None
     except RecursionError:
         # Deeply nested user programs can exhaust the parser's stack: still the user's input.

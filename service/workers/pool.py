@@ -45,6 +45,8 @@ from typing import Any
 
 from service.settings import Settings
 
+from .layout_job import memory_outcome, run_layout
+
 log = logging.getLogger("service.pool")
 
 START_TIMEOUT = 120.0  # seconds for a fresh worker to import the pipeline and say it is ready
@@ -74,18 +76,6 @@ class Overloaded(RuntimeError):
 
 class ClientGone(RuntimeError):
     """The client disconnected while its request waited: the job was never started."""
-
-
-def memory_outcome() -> dict[str, Any]:
-    """The outcome of a job that ran out of memory, naming this process's cap."""
-    cap = resource.getrlimit(resource.RLIMIT_DATA)[0]
-    limit = "its memory cap" if cap == resource.RLIM_INFINITY else f"its memory cap of {cap >> 20} MB"
-    return {
-        "ok": False,
-        "kind": "memory",
-        "message": f"the layout needed more memory than a worker may use ({limit}); "
-        "its worker has been replaced",
-    }
 
 
 @dataclass(frozen=True)
@@ -123,7 +113,6 @@ def worker_main(conn: Connection, config: WorkerConfig) -> None:
     """A worker process: cap its memory, import the pipeline once, then answer jobs until told to stop."""
     import energies.compile.problem
     from service.workers.compile_cache import prune
-    from service.workers.layout_job import run_layout
 
     energies.compile.problem.DISK_CACHE = config.cache_dir or None
     prepare_worker(conn, config, "worker")
