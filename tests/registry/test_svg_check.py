@@ -20,7 +20,7 @@ def test_each_kind_of_active_attribute_is_found():
         'xlink:href="a.png"',
         'style="fill: URL( http://e.example/x )"',
         'filter="url(//e.example/f)"',
-        'style="@import \'a.css\'"',
+        "style=\"@import 'a.css'\"",
         'x="javascript:alert(1)"',
         'style="\\75rl(x)"',
     ]
