@@ -1,4 +1,4 @@
-"""One live editing session, run inside a live worker process (service.http.live).
+"""One live editing session, run inside a live worker process (service.workers.live_pool).
 
     run_session(conn, job, idle_limit)   # until the layout ends (or, interactive, until told or idle)
 
