@@ -50,7 +50,9 @@ def module_cycle(packages: Iterable[str], known: set[tuple[str, str]] = frozense
     try:
         graphlib.TopologicalSorter(imports).prepare()
     except graphlib.CycleError as e:
-        cycle = e.args[1][::-1]  # graphlib lists it against the import direction
+        found = e.args[1][-2::-1]  # graphlib lists it against the import direction, closed
+        first = found.index(min(found))  # told from its first module by name, whatever the hash seed
+        cycle = [*found[first:], *found[:first], found[first]]
         links = []
         for importer, imported in zip(cycle, cycle[1:], strict=False):
             lines = sorted(
