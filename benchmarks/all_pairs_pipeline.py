@@ -23,11 +23,11 @@ from style_all_pairs import DOMAIN, STYLE, substance  # the benchmark next to th
 from energies.compile import compile_problem
 from energies.diagram import count_goals
 from energies.diagram_build import build_diagram
-from energies.optimize import optimize
+from energies.optimize.optimizer import optimize
 from energies.shapes import Canvas
-from service.concrete import concrete_shapes
-from service.render import render_svg
-from service.warm_up import warm_up
+from service.render.concrete import concrete_shapes
+from service.render.svg import render_svg
+from service.workers.warm_up import warm_up
 
 
 def run(n: int) -> dict[str, float]:

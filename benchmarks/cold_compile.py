@@ -44,7 +44,7 @@ DEFAULT_TRIOS = [
 PHASES = {
     "parse+match": ("energies/lang/frontend.py", "run_front_end"),
     "style": ("energies/style/run.py", "evaluate_style"),
-    "labels": ("energies/labels", "measure_"),
+    "labels": ("energies/text/labels", "measure_"),
     "trace": ("energies/compile/energy.py", "kind_function"),
     "jvp": ("adcore/forward.py", "jvp_function"),
     "unzip": ("adcore/unzip.py", "unzip_function"),
@@ -62,7 +62,7 @@ CHILD = r"""
 import cProfile, json, pstats, sys, threading, time
 from pathlib import Path
 import wasmtime
-from service.warm_up import warm_up
+from service.workers.warm_up import warm_up
 from service.trios import load_registry
 from energies.compile import compile_problem
 from energies.diagram_build import build_diagram

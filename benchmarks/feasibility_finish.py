@@ -19,8 +19,8 @@ from pathlib import Path
 
 from energies.compile import compile_problem
 from energies.diagram_build import build_diagram
-from energies.optimize import load_finish_solver, optimize
-from energies.portfolio import PortfolioResult, optimize_portfolio, portfolio_starts
+from energies.optimize.optimizer import load_finish_solver, optimize
+from energies.optimize.portfolio import PortfolioResult, optimize_portfolio, portfolio_starts
 from service.trios import default_registry_dir, load_registry
 
 

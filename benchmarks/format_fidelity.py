@@ -48,7 +48,7 @@ def pixels(png: bytes, size: tuple[int, int]) -> np.ndarray:
 
 def svg_size(svg: str) -> tuple[int, int]:
     """The SVG's pixel size (width and height, or its viewBox), as resvg reads it."""
-    from service.formats import to_png
+    from service.render.formats import to_png
 
     return Image.open(io.BytesIO(to_png(svg))).size
 
@@ -96,7 +96,7 @@ def svglib_pdf(svg: str) -> bytes:
 def converters() -> dict[str, Callable[[str, tuple[int, int]], bytes]]:
     import cairosvg
 
-    from service.formats import to_pdf, to_png
+    from service.render.formats import to_pdf, to_png
 
     return {
         "resvg PNG": lambda svg, size: to_png(svg),

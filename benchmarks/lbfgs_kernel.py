@@ -4,10 +4,10 @@
 
 The baseline is the numpy recursion penrose-py ran before (``NumpyTwoLoop`` below: pairs pushed as
 new arrays, BLAS dot products, in-place numpy updates), given the kernel's interface and swapped into
-``energies.penrose_lbfgs`` for its runs. Both are measured in this one run, alternately:
+``energies.optimize.penrose_lbfgs`` for its runs. Both are measured in this one run, alternately:
 
 1. one direction, per call, for n = 20, 203, 2,000 (17 pairs kept);
-2. one start of the whole optimizer (``energies.optimize.optimize``, Penrose's L-BFGS) on registry
+2. one start of the whole optimizer (``energies.optimize.optimizer.optimize``, Penrose's L-BFGS) on registry
    trios, each compiled once and on optimized code before timing: the expensive curve examples and a
    few cheap trios. The two directions differ in their sums' last bits, so a run can take a few
    evaluations more or fewer: time per evaluation is printed beside the total.
@@ -33,7 +33,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-import energies.penrose_lbfgs as penrose_lbfgs  # noqa: E402
+import energies.optimize.penrose_lbfgs as penrose_lbfgs  # noqa: E402
 from adcore import LbfgsTwoLoop  # noqa: E402
 
 REGISTRY = REPO.parent / "shared" / "penrose-registry"
@@ -125,7 +125,7 @@ def direction(n: int, repeats: int) -> None:
 def one_start(key: str, repeats: int) -> None:
     from energies.compile import compile_problem
     from energies.diagram_build import build_diagram
-    from energies.optimize import optimize
+    from energies.optimize.optimizer import optimize
     from service.pipeline import RECURSION_LIMIT
     from service.trios import load_trio
 

@@ -4,7 +4,7 @@
 
 For each registry trio (default: a spread of trios whose portfolio runs several starts), the
 diagram is built and compiled once, then the portfolio is optimized alternately in this process and
-with ``--processes`` (energies.parallel_starts), ``--rounds`` times each; every parallel result is
+with ``--processes`` (energies.optimize.parallel_starts), ``--rounds`` times each; every parallel result is
 checked against the sequential one (the same layout, bit for bit). Printed per trio: start 0's
 evaluations, the starts run, both wall-time ranges, the ratio of medians, the workers forked and
 what became of the starts sent to them (used / run here after all / discarded); then a worker's
@@ -25,11 +25,16 @@ from pathlib import Path
 
 from energies.compile import compile_problem
 from energies.diagram_build import build_diagram
-from energies.optimize import optimize
-from energies.parallel_starts import ParallelStarts, available_cores
-from energies.portfolio import PortfolioResult, PortfolioSettings, optimize_portfolio, portfolio_starts
+from energies.optimize.optimizer import optimize
+from energies.optimize.parallel_starts import ParallelStarts, available_cores
+from energies.optimize.portfolio import (
+    PortfolioResult,
+    PortfolioSettings,
+    optimize_portfolio,
+    portfolio_starts,
+)
 from service.trios import load_trio
-from service.warm_up import warm_up
+from service.workers.warm_up import warm_up
 
 REPO = Path(__file__).resolve().parents[1]
 

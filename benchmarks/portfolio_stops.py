@@ -33,9 +33,9 @@ REFERENCE = REPO.parent / "shared" / "penrose-reference" / "results.jsonl"
 def starts_task(trio: Any, timeout: float | None, starts: int | None = None) -> dict[str, Any]:
     """The registry's pipeline task, recording each start (field "runs"); its starts run one after
     another in this process, so that each one's CPU is its own."""
-    import energies.portfolio as portfolio
+    import energies.optimize.portfolio as portfolio
     from registry.runner import run_trio
-    from service.warm_up import warm_up
+    from service.workers.warm_up import warm_up
 
     warm_up()
     runs: list[list[Any]] = []
@@ -57,7 +57,7 @@ def replay(
     runs: list[list[Any]], agreeing: int, patience: int, wander: tuple[float, float]
 ) -> tuple[int, float]:
     """The start a rule keeps and the CPU ms its starts take (the time and evaluation budgets as recorded)."""
-    from energies.portfolio import AGREEMENT
+    from energies.optimize.portfolio import AGREEMENT
 
     def rank(i: int) -> tuple[int, float]:
         energy = runs[i][4]

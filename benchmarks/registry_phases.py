@@ -50,10 +50,10 @@ CHILD = r"""
 import gc, hashlib, json, sys, time
 from pathlib import Path
 import service.pipeline as pipeline
-if Path("service/warm_up.py").exists():
-    from service.warm_up import warm_up
+if Path("service/workers/warm_up.py").exists():
+    from service.workers.warm_up import warm_up
     from service.trios import load_registry
-else:  # revisions before service/warm_up.py and service/trios.py
+else:  # revisions before service/workers/warm_up.py and service/trios.py
     from service.pipeline import warm_up
     from registry.trios import load_registry
 assert Path(pipeline.__file__).resolve().is_relative_to(Path.cwd().resolve()), "another checkout imported"

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .diagram import GoalInstance, GoalTable
-from .optimize import OptimizeResult
+from .optimize.optimizer import OptimizeResult
 
 if TYPE_CHECKING:  # energies.compile builds its stages with fixed_constraints
     from .compile.kinds import GoalKind

@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from energies.parallel_starts import available_cores
+from energies.optimize.parallel_starts import available_cores
 from registry import report
 from registry.runner import (
     DEFAULT_GRACE,

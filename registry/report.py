@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from energies.optimize import INIT_CONSTRAINT_WEIGHT, WEIGHT_GROWTH_FACTOR
+from energies.optimize.optimizer import INIT_CONSTRAINT_WEIGHT, WEIGHT_GROWTH_FACTOR
 from service.trios import svg_name
 
 Row = dict[str, Any]

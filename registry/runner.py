@@ -59,7 +59,7 @@ def pipeline_task(
     """The real task: compile, optimize and render one trio through the service pipeline
     (``starts``: the multi-start count, None for the pipeline's default; ``processes``: for the starts
     at once, the same layout with any number)."""
-    from service.warm_up import warm_up  # imported in the worker only
+    from service.workers.warm_up import warm_up  # imported in the worker only
 
     warm_up()  # process start-up work, before the trio's own timings begin
     return run_trio(trio, timeout=timeout, starts=starts, processes=processes)
@@ -71,7 +71,7 @@ def warm_pipeline_task(
     """The trio twice in one worker; the row of the second run, whose compiled energy comes from the
     structure cache (what a service pays for a repeated diagram).
     Run with `--task registry.runner:warm_pipeline_task`."""
-    from service.warm_up import warm_up
+    from service.workers.warm_up import warm_up
 
     warm_up()
     run_trio(trio, timeout=timeout, starts=starts, processes=processes)

@@ -3,7 +3,7 @@
     svg_problems(text) -> list[str]       (empty when the SVG is fine)
     python -m registry.svg_check DIR      every *.svg under DIR (e.g. a registry run's OUT/svg)
 
-Written apart from the renderer (service.render), so that it can judge it: an XML parser decides
+Written apart from the renderer (service.render.svg), so that it can judge it: an XML parser decides
 well-formedness; an attribute is active when its name is an event handler (`on*`), or it is an
 href to anything but an embedded `data:image/`, or its value (spaces removed, lowercased) holds a
 `url(` not followed by `#`, `javascript:`, `@import` or a backslash (a CSS escape). The root

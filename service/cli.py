@@ -37,7 +37,7 @@ def trio_from_json(text: str, where: str = "stdin") -> TrioSpec:
     against the working directory."""
     from pydantic import ValidationError
 
-    from .schemas import DiagramRequest
+    from service.http.schemas import DiagramRequest
 
     try:
         body = DiagramRequest.model_validate_json(text)
@@ -74,7 +74,7 @@ def read_trio(args: argparse.Namespace) -> TrioSpec:
 
 
 def format_diagram_error(error: Any, trio: TrioSpec) -> str:
-    from .layout_job import distinct_errors
+    from service.workers.layout_job import distinct_errors
 
     out = []
     for e in distinct_errors(error):
@@ -107,14 +107,14 @@ def progress_printer(stream: Any) -> Callable[[Any], None]:
 
 
 def output_format(args: argparse.Namespace) -> str:
-    from .formats import format_of
+    from service.render.formats import format_of
 
     return args.format or format_of(args.output)
 
 
 def check_output_format(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
     """The output's suffix and --format agree, and --scale is positive: never a PNG in a .svg file."""
-    from .formats import MEDIA_TYPES
+    from service.render.formats import MEDIA_TYPES
 
     suffix = Path(args.output).suffix.lower().lstrip(".")
     if args.output != STDIN and args.format is None and suffix not in MEDIA_TYPES:
@@ -127,12 +127,12 @@ def check_output_format(args: argparse.Namespace, parser: argparse.ArgumentParse
 
 def cmd_render(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from energies.lang.errors import DiagramError
-    from energies.parallel_starts import free_cores
+    from energies.optimize.parallel_starts import free_cores
+    from service.render.formats import FormatError
+    from service.render.svg import RenderError
+    from service.workers.layout_job import report_of
 
-    from .formats import FormatError
-    from .layout_job import report_of
     from .pipeline import LayoutError, portfolio_settings, render_trio
-    from .render import RenderError
     from .trios import trio_image_resolver
 
     given = [args.trio is not None, args.example is not None, any((args.domain, args.substance, args.style))]
@@ -224,7 +224,7 @@ def cmd_render(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
 
 
 def cmd_url(args: argparse.Namespace) -> int:
-    from .diagram_url import MAX_ENCODED_CHARS, encode_trio
+    from service.http.diagram_url import MAX_ENCODED_CHARS, encode_trio
 
     try:
         trio = trio_from_json(sys.stdin.read()) if args.trio == STDIN else load_trio(Path(args.trio))
@@ -253,7 +253,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     import uvicorn
 
-    from .app import create_app
+    from service.http.app import create_app
+
     from .settings import settings_from_env
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")

@@ -7,8 +7,8 @@
 A Rendering displays itself in Jupyter (SVG and PNG) and prints as one line.
 
 Phases: build the diagram (parse, check, match, evaluate the Style; energies.diagram_build), compile
-its energy (energies.compile), optimize (energies.portfolio), compute the shapes' final properties
-(service.concrete), render the SVG (service.render). User mistakes raise
+its energy (energies.compile), optimize (energies.optimize.portfolio), compute the shapes' final properties
+(service.render.concrete), render the SVG (service.render.svg). User mistakes raise
 `energies.lang.errors.DiagramError` with their place; a layout that fails raises `LayoutError`
 naming its cause.
 """
@@ -27,13 +27,17 @@ from energies.compile import compile_problem
 from energies.diagram import Diagram
 from energies.infeasible import infeasible_warnings
 from energies.limits import DeadlineExceeded, check_deadline, deadline, remaining
-from energies.optimize import OptimizeError, OptimizeResult
-from energies.parallel_starts import ParallelStarts
-from energies.portfolio import PortfolioResult, PortfolioSettings, optimize_portfolio, portfolio_starts
+from energies.optimize.optimizer import OptimizeError, OptimizeResult
+from energies.optimize.parallel_starts import ParallelStarts
+from energies.optimize.portfolio import (
+    PortfolioResult,
+    PortfolioSettings,
+    optimize_portfolio,
+    portfolio_starts,
+)
 from energies.shapes import Canvas
-
-from .concrete import concrete_shapes
-from .render import ImageResolver, render_svg
+from service.render.concrete import concrete_shapes
+from service.render.svg import ImageResolver, render_svg
 
 RECURSION_LIMIT = 20_000
 
@@ -88,14 +92,14 @@ class Rendering:
         )
 
     def to(self, fmt: str, scale: float = 1.0) -> bytes:
-        """The picture as svg, png or pdf bytes (service.formats); `scale` sizes a PNG."""
-        from .formats import convert
+        """The picture as svg, png or pdf bytes (service.render.formats); `scale` sizes a PNG."""
+        from service.render.formats import convert
 
         return convert(self.svg, fmt, scale)
 
     def save(self, path: str | Path, fmt: str | None = None, scale: float = 1.0) -> Path:
         """Write the picture; the format is `fmt`, else the file's suffix (.svg, .png, .pdf)."""
-        from .formats import format_of
+        from service.render.formats import format_of
 
         path = Path(path)
         path.write_bytes(self.to(fmt or format_of(path), scale))
@@ -166,14 +170,14 @@ def render_trio(
     observe: Callable[[Any], Any] | None = None,
     safe_svg: bool = True,
 ) -> Rendering:
-    """Lay out and render a trio. `portfolio` sets the multi-start search (energies.portfolio); its
+    """Lay out and render a trio. `portfolio` sets the multi-start search (energies.optimize.portfolio); its
     default runs several starts within an evaluation budget, and `PortfolioSettings(starts=1)` is a
     single run from the variation's initial state, as Penrose's. `observe(problem)` may wrap the
-    compiled problem the optimizer runs (the live editor's frames and pauses, service.live_session).
+    compiled problem the optimizer runs (the live editor's frames and pauses, service.workers.live_session).
     Several Style programs are joined with a newline, as Penrose does; image hrefs stay as written
     unless `resolve_image` maps them. `time_limit` bounds every phase, from parsing to rendering (a
     `LayoutError` "timeout" names the phase it cut); `safe_svg` (the default) keeps script and
-    external URLs out of the SVG (service.render)."""
+    external URLs out of the SVG (service.render.svg)."""
     if not isinstance(style, str):
         style = "\n".join(style)
 

@@ -48,12 +48,12 @@ class Settings:
     module_cache_mb: int = 64  # compiled Wasm modules (adcore.wasm.runtime.MODULES)
     parse_cache_mb: int = 32  # parsed programs, three languages (energies.lang.parse.PARSED)
     drain_seconds: float = 10.0  # on shutdown, in-flight requests get this long before they are cut
-    live_sessions: int = 2  # live editor sessions (service.live) at once, each in its own process
+    live_sessions: int = 2  # live editor sessions at once (service.workers.live_pool), each its own process
     live_idle: float = 120.0  # seconds a live session may wait for a command before it ends
     # Penrose's full passthrough of Style properties to SVG attributes, event handlers and external
-    # URLs included: only for trusted clients (service.render's safe mode is the default).
+    # URLs included: only for trusted clients (service.render.svg's safe mode is the default).
     unsafe_svg: bool = False
-    # Processes one layout's starts may use at once (energies.parallel_starts; the layout is the same
+    # Processes one layout's starts may use at once (energies.optimize.parallel_starts; the layout is the same
     # with any number). 1: the workers already keep the cores busy, one request each.
     start_processes: int = 1
 

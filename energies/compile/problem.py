@@ -20,7 +20,7 @@ from adcore import LRU, Compiled, cyclic_gc_paused
 from ..diagram import Diagram
 from ..infeasible import fixed_constraints
 from ..limits import check_deadline
-from ..optimize import GoalValues, StageSpec
+from ..optimize.optimizer import GoalValues, StageSpec
 from .energy import (
     energy_function,
     goal_gradients_function,

@@ -221,7 +221,7 @@ def substance_keywords() -> frozenset[str]:
 
 
 def prepare_parsers() -> None:
-    """Build the three parsers and all their lexers (process start-up, `service.warm_up`)."""
+    """Build the three parsers and all their lexers (process start-up, `service.workers.warm_up`)."""
     prepare_lexer("domain", _DomainBuilder)
     prepare_lexer("substance", _SubstanceBuilder)
     prepare_lexer("style", StyleBuilder)

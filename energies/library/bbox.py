@@ -18,6 +18,7 @@ from adcore import and_ as ad_and
 
 from . import pmath as am
 from .geometry import (
+    POLYGONLIKE,
     RECTLIKE,
     Pt,
     Scalar,
@@ -25,6 +26,7 @@ from .geometry import (
     div,
     max_n,
     min_n,
+    points_of,
     prop,
     pt,
     rot90,
@@ -354,6 +356,24 @@ def bbox_of_group(shape: Any) -> BBox:
     return box
 
 
+def polygon_like_points(shape: Any) -> list[Pt]:
+    """Vertices of polygon-like shapes, as Penrose's polygonLikePoints (rect-likes: their AABB corners)."""
+    if shape.kind in POLYGONLIKE:
+        return points_of(shape)
+    if shape.kind == "Line":
+        return [pt(prop(shape, "start")), pt(prop(shape, "end"))]
+    if shape.kind in RECTLIKE:
+        return bbox_pts(bbox_of(shape))
+    raise ShapeQueryError(f"polygonLikePoints: shape kind {shape.kind} is not supported")
+
+
+def shape_center(shape: Any) -> Pt:
+    """The `center` property, or the center of the bounding box for shapes without one."""
+    if "center" in shape.props:
+        return pt(shape.props["center"])
+    return pt(bbox_of(shape)["center"])
+
+
 __all__ = [
     "BBoxType",
     "bbox_circle",
@@ -378,7 +398,9 @@ __all__ = [
     "min_x",
     "min_y",
     "path_box_points",
+    "polygon_like_points",
     "rect_pts",
+    "shape_center",
     "x_range",
     "y_range",
 ]

@@ -13,7 +13,18 @@ from typing import Any
 from adcore import and_, or_, select
 
 from . import pmath as am
-from .bbox import bbox_from_points, bbox_of, bbox_pts, max_x, max_y, min_x, min_y, x_range, y_range
+from .bbox import (
+    bbox_from_points,
+    bbox_of,
+    bbox_pts,
+    max_x,
+    max_y,
+    min_x,
+    min_y,
+    polygon_like_points,
+    x_range,
+    y_range,
+)
 from .distance import BBoxApproximationWarning, shape_distance, warn_bbox
 from .ellipses import PI_OVER_3, circle_to_implicit, ellipse_to_implicit, overlapping_implicit_ellipses
 from .geometry import (
@@ -29,7 +40,6 @@ from .geometry import (
     is_rectlike,
     max_n,
     min_n,
-    polygon_like_points,
     prop,
     pt,
     relu,

@@ -16,6 +16,7 @@ from typing import Any
 from . import bbox as _bbox
 from . import pmath as am
 from . import polygons as _polygons
+from .bbox import polygon_like_points
 from .fn_ops import (
     INF,
     Num,
@@ -43,7 +44,7 @@ from .fn_ops import (
     vsub,
 )
 from .fn_ops import rot90 as _rot90
-from .geometry import RECTLIKE, polygon_like_points, prop
+from .geometry import RECTLIKE, prop
 from .geometry import point2 as _pt
 from .geometry import unsupported_kind as _kind_error
 

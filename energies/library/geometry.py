@@ -2,9 +2,9 @@
 
 Everything here is a polymorphic macro (docs/energies-design.md): points are Python lists of scalars,
 scalars are floats or traced adcore values, and no code branches in Python on a value. Bounding boxes
-live in `bbox.py`, polygon/Minkowski machinery in `polygons.py`, ellipses in `ellipses.py` and the
-shape-pair dispatch in `distance.py`; this module also gives access to their main entry points
-(`bbox_of`, `shape_distance`, ...) by lazy attribute lookup, so `geometry` is the one place to import.
+live in `bbox.py` (with the shape queries that fall back to a box: `polygon_like_points`,
+`shape_center`), polygon/Minkowski machinery in `polygons.py`, ellipses in `ellipses.py` and the
+shape-pair dispatch in `distance.py`; each of them imports this module, never the reverse.
 """
 
 from __future__ import annotations
@@ -227,28 +227,6 @@ def points_of(shape: Any) -> list[Pt]:
     return [pt(p) for p in prop(shape, "points")]
 
 
-def polygon_like_points(shape: Any) -> list[Pt]:
-    """Vertices of polygon-like shapes, as Penrose's polygonLikePoints (rect-likes: their AABB corners)."""
-    from .bbox import bbox_of, bbox_pts
-
-    if shape.kind in POLYGONLIKE:
-        return points_of(shape)
-    if shape.kind == "Line":
-        return [pt(prop(shape, "start")), pt(prop(shape, "end"))]
-    if shape.kind in RECTLIKE:
-        return bbox_pts(bbox_of(shape))
-    raise ShapeQueryError(f"polygonLikePoints: shape kind {shape.kind} is not supported")
-
-
-def shape_center(shape: Any) -> Pt:
-    """The `center` property, or the center of the bounding box for shapes without one."""
-    from .bbox import bbox_of
-
-    if "center" in shape.props:
-        return pt(shape.props["center"])
-    return pt(bbox_of(shape)["center"])
-
-
 def is_closed(shape: Any) -> bool:
     if shape.kind == "Polyline":
         return False
@@ -258,28 +236,6 @@ def is_closed(shape: Any) -> bool:
         d = prop(shape, "d")
         return bool(d) and d[-1].cmd == "Z"
     raise ShapeQueryError(f"isClosed: shape kind {shape.kind} is not supported")
-
-
-_REEXPORTS = {
-    "bbox_of": "bbox",
-    "bbox_rectlike": "bbox",
-    "bbox_pts": "bbox",
-    "bbox_from_points": "bbox",
-    "rect_pts": "bbox",
-    "shape_distance": "distance",
-    "BBoxApproximationWarning": "distance",
-    "convex_partitions": "polygons",
-    "signed_distance_polygon": "polygons",
-}
-
-
-def __getattr__(name: str) -> Any:
-    """Lazy re-exports (the submodules import this module, so they cannot be imported at its top)."""
-    if name in _REEXPORTS:
-        import importlib
-
-        return getattr(importlib.import_module(f"{__package__}.{_REEXPORTS[name]}"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def point2(v: Any) -> list[Any]:

@@ -11,7 +11,7 @@ from typing import Any
 from adcore import select
 
 from . import pmath as am
-from .bbox import bbox_of
+from .bbox import bbox_of, shape_center
 from .constraints import is_equiangular, is_equilateral
 from .geometry import (
     EPS_DENOM,
@@ -26,7 +26,6 @@ from .geometry import (
     lerp2,
     prop,
     pt,
-    shape_center,
     sqr,
     vdist,
     vdistsq,

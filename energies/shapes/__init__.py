@@ -27,7 +27,7 @@ Penrose facts kept here: sampled centers are uniform over the canvas; sampled si
 uniform in [3, canvas.width/6) (heights: canvas.height/6); sampled fill colors have r, g, b uniform in
 [0.1, 0.9) and alpha 0.5, and are optimizer unknowns like every sampled value. Text and Equation
 width/height/ascent/descent are `pending`: fixed inputs set from label measurement
-(`energies.labels`).
+(`energies.text.labels`).
 """
 
 from energies.shapes.specs import (

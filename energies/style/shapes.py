@@ -19,13 +19,13 @@ from typing import TYPE_CHECKING, Any
 
 from energies.diagram import ShapeInstance
 from energies.expr import input_node
-from energies.labels import LabelError, measure_label
 from energies.lang.ast import Pos
 from energies.limits import MAX_SHAPE_POINTS, MAX_STRING_LENGTH
 from energies.shapes import SHAPE_TYPES, Canvas, Color, PropType, make_default_props
 from energies.style import arith
 from energies.style.context import ShapeSource
 from energies.style.paths import ObjectRef
+from energies.text.labels import LabelError, measure_label
 
 if TYPE_CHECKING:
     from energies.shapes.seedrandom import SeedRandom

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from energies.labels import measure_text
+from energies.text.labels import measure_text
 from registry.bench import main
 from registry.penrose_task import (
     PENROSE_PACKAGE,

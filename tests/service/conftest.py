@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from registry.editor_check import CHROMIUM, CHROMIUM_ARGS
-from service.app import create_app
+from service.http.app import create_app
 from service.settings import Settings
 
 from .service_support import free_port, running_server, serve_command

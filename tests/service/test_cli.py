@@ -164,7 +164,7 @@ def test_progress_line_only_on_a_terminal():
         def flush(self) -> None:
             pass
 
-    from energies.optimize import Progress
+    from energies.optimize.optimizer import Progress
 
     stream = FakeTty()
     show = cli.progress_printer(stream)
@@ -316,7 +316,7 @@ def test_unsatisfied_constraints_are_said_on_stderr(tmp_path):
 @pytest.mark.skipif(not HAS_REGISTRY, reason="needs ../shared registry data")
 def test_start_processes_reach_the_layout_and_change_only_its_time(tmp_path, monkeypatch):
     import service.pipeline
-    from energies.parallel_starts import ParallelStarts
+    from energies.optimize.parallel_starts import ParallelStarts
 
     used: list[int] = []
 

@@ -25,8 +25,8 @@ from scipy.optimize import minimize, minimize_scalar
 
 from energies.compile import CompiledProblem, compile_problem
 from energies.diagram import Diagram
-from energies.optimize import optimize
-from service.concrete import concrete_shapes
+from energies.optimize.optimizer import optimize
+from service.render.concrete import concrete_shapes
 
 from .service_support import HAS_REGISTRY, registry_diagram
 

@@ -25,10 +25,10 @@ from collections.abc import Callable
 
 import pytest
 
-import energies.labels
+import energies.text.labels
 from energies.compile import compile_problem
-from energies.labels import LabelMetrics
-from energies.optimize import optimize
+from energies.optimize.optimizer import optimize
+from energies.text.labels import LabelMetrics
 
 from .service_support import HAS_REGISTRY, registry_diagram
 
@@ -68,7 +68,7 @@ def pinned(measure: Callable[..., LabelMetrics]) -> Callable[..., LabelMetrics]:
 
 
 def test_fig11_single_run_is_penroses_given_the_same_label_sizes(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(energies.labels, "measure_text", pinned(energies.labels.measure_text))
+    monkeypatch.setattr(energies.text.labels, "measure_text", pinned(energies.text.labels.measure_text))
     diagram = registry_diagram(KEY)
     assert {s.props["string"] for s in diagram.shapes if s.kind == "Text"} == set(TEXT_SIZES)
     problem = compile_problem(diagram)

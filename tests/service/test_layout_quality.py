@@ -14,10 +14,10 @@ import math
 
 import pytest
 
-from energies.portfolio import DEFAULT_STARTS
+from energies.optimize.portfolio import DEFAULT_STARTS
 from registry.report import verdict
-from service.concrete import concrete_shapes
 from service.pipeline import Rendering
+from service.render.concrete import concrete_shapes
 
 from .service_support import HAS_REGISTRY, REFERENCE, render_registry_trio
 

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 import service.pipeline
-from energies.parallel_starts import MIN_EVALUATIONS, ParallelStarts, PoolStats
-from energies.portfolio import PortfolioSettings
+from energies.optimize.parallel_starts import MIN_EVALUATIONS, ParallelStarts, PoolStats
+from energies.optimize.portfolio import PortfolioSettings
 
 from .service_support import HAS_REGISTRY, render_registry_trio
 

@@ -18,9 +18,9 @@ import pytest
 
 from energies.shapes import Canvas
 from registry.svg_check import svg_problems
-from service.concrete import concrete_shapes
 from service.pipeline import render_trio
-from service.render import render_svg
+from service.render.concrete import concrete_shapes
+from service.render.svg import render_svg
 from service.trios import load_trio, trio_image_resolver
 
 from .service_support import HAS_REGISTRY, REFERENCE, REGISTRY, REPO, render_registry_trio

@@ -10,12 +10,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from energies.lang.errors import DiagramError, DiagramErrors
-from service.app import negotiate
 from service.examples import example
+from service.http.diagrams import negotiate
+from service.http.result_cache import ResultCache, request_key
 from service.jsonable import finite_or_none
-from service.layout_job import diagnostics_of, run_layout
-from service.result_cache import ResultCache, request_key
 from service.settings import settings_from_env
+from service.workers.layout_job import diagnostics_of, run_layout
 
 
 def test_negotiate_respects_media_types_and_quality():

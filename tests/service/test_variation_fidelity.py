@@ -3,7 +3,7 @@
 stochastic-process reached a good layout on fewer variations than Penrose (4 of 10 against 5). Its
 random walk is Penrose's (drawn while the Style is evaluated) and so is its start; what differed was
 the size of its three TeX labels: ziamath's STIX Two Math ink boxes ($x_k$ 11.60 x 8.38 px at 12 px)
-against MathJax's TeX boxes (12.28 x 7.20); ours are now MathJax's to 0.001 em (energies.tex_layout),
+against MathJax's TeX boxes (12.28 x 7.20); ours are now MathJax's to 0.001 em (energies.text.tex_layout),
 and 5 of 10 are good, as Penrose's. The walk rarely fits the canvas,
 so the final energy is the penalty of a violated `disjoint(label, path)` or `onCanvas`, whose residue
 is the walk's overhang plus half a label size: 0.43-0.69 px more or less per variation than
@@ -21,10 +21,10 @@ from collections.abc import Callable
 
 import pytest
 
-import energies.labels
+import energies.text.labels
 from energies.compile import compile_problem
-from energies.labels import EquationLabel
-from energies.optimize import optimize
+from energies.optimize.optimizer import optimize
+from energies.text.labels import EquationLabel
 
 from .service_support import HAS_REGISTRY, registry_diagram
 
@@ -47,7 +47,7 @@ def mathjax_sized(measure: Callable[..., EquationLabel]) -> Callable[..., Equati
 
     def measure_equation(tex: str, font_size: str = "16px", *, label: str = "") -> EquationLabel:
         ours = measure(tex, font_size, label=label)
-        em = energies.labels.parse_font_size(font_size, label) / 1000
+        em = energies.text.labels.parse_font_size(font_size, label) / 1000
         width, ascent, descent = (v * em for v in MATHJAX_BOXES[tex])
         return dataclasses.replace(ours, width=width, height=ascent + descent, ascent=ascent, descent=descent)
 
@@ -58,7 +58,9 @@ def mathjax_sized(measure: Callable[..., EquationLabel]) -> Callable[..., Equati
 def test_stochastic_process_single_run_is_penroses_with_penroses_label_sizes(
     suffix: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(energies.labels, "measure_equation", mathjax_sized(energies.labels.measure_equation))
+    monkeypatch.setattr(
+        energies.text.labels, "measure_equation", mathjax_sized(energies.text.labels.measure_equation)
+    )
     diagram = registry_diagram(KEY, suffix)
     assert {s.props["string"] for s in diagram.shapes if s.kind == "Equation"} == set(MATHJAX_BOXES)
     result = optimize(compile_problem(diagram), diagram.unknowns.x0)

@@ -15,7 +15,7 @@ from energies.compile import kinds as kinds_mod
 from energies.compile.problem import CompiledProblem
 from energies.diagram import Diagram, GoalInstance, ShapeInstance, Unknowns
 from energies.expr import input_node
-from energies.optimize import optimize
+from energies.optimize.optimizer import optimize
 
 
 def disjoint_circles(a, b, padding=0.0):

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from energies.expr import Node, evaluate
-from energies.labels import measure_equation, measure_text
 from energies.lang.errors import DiagramError
 from energies.shapes import Color
+from energies.text.labels import measure_equation, measure_text
 
 from .conftest import build, shape
 

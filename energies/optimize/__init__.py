@@ -1,0 +1,13 @@
+"""Layout optimization: a compiled diagram's energy in, the unknowns' values out.
+
+    optimizer        Penrose's exterior-point penalty method, stage by stage (`optimize`)
+    lbfgs            one exterior-point round: L-BFGS on the penalized energy until Penrose's test
+    penrose_lbfgs    Penrose's own L-BFGS, the default inner solver of a round
+    portfolio        multi-start layout: several initial states, the best layout kept
+    parallel_starts  a portfolio's later starts computed ahead in forked processes, same result
+
+Rules: a module here sees a problem only through `optimizer.PenaltyProblem` (energies, gradients,
+stages), never a diagram's Style or shapes; each module imports only those listed above it (and
+adcore), so the dependencies run one way; and whatever the processes or drivers, the same problem,
+start and options give the same layout.
+"""

@@ -1,0 +1,256 @@
+"""Multi-start layout: optimize from several initial states and keep the best layout.
+
+    starts = portfolio_starts(diagram.unknowns, variation, k)
+    result = optimize_portfolio(problem, starts, settings=PortfolioSettings(...))
+
+Penrose users press "resample" until a diagram looks right: the exterior-point method is a local
+method, and labels or shapes can settle in a poor local minimum (stacked labels, a shape stuck
+behind another). A portfolio does the resampling for them. Start 0 is the variation's own initial
+state, so ``starts=1`` is exactly Penrose's single run; start k >= 1 draws every sampled unknown
+(positions and sizes; colors stay) again from its sampling range with a generator seeded from the
+variation and k, so the same variation always gives the same starts and the same layout.
+
+All starts share one compiled energy. The rules below take them one after another; with
+``processes`` > 1 later starts are computed ahead in forked processes (energies.optimize.parallel_starts),
+which changes the time, never the layout (a service keeps 1: its workers already keep the cores
+busy).
+
+Which layout is best, as a user sees it: one with every constraint satisfied (none above the
+optimizer's tolerance) beats any other. Every layout is then compared by its objectives plus the
+constraint penalty Σ max(c, 0)² at one weight for all: the one start 0, Penrose's own run, ended at.
+Its exterior-point loop raised the weight until the constraints stopped moving, so that weight says
+how much this diagram's constraints must count against its objectives (a harness comparing with
+Penrose takes energies at Penrose's weight too). Each start's own final energy would not compare:
+every extra exterior-point round multiplies its penalty part by 10 at the same point, which says
+nothing about the picture (graph fig11 ~7: a satisfied start whose labels sit by their dots, objectives -530,
+reports 6,229 at 1e15 and lost to a start at 3.9 with labels off their dots; a violated picture
+reports 3.9e6 after a feasibility finish at 1e7 and 3.9e4 at 1e5). Among layouts that leave
+constraints violated, how far they are violated is then what shows (a label 5.5 px off the canvas
+ranks below three boxes overlapping by 0.36 px); counting them would not. Ties go to the earlier
+start.
+
+What bounds the work, all deterministic unless a time budget cuts in:
+
+- ``starts``: at most this many;
+- ``max_evaluations``: a further start runs only if the evaluations so far plus those of the
+  costliest finished resampled start stay within it, so expensive layouts (tens of thousands of
+  evaluations) keep a single start, and it may take at most the iterations left in it (a start cut
+  by this is dropped, its work wasted: hence room for the costliest). Start 0's cost does not
+  predict a resampled start's (on graph fig6 ~7 Penrose's initial state took 4,607 evaluations,
+  eleven resampled starts 942-1,760), so until a resampled start has finished, the room asked is a
+  quarter of start 0's; a wrong guess wastes at most what is left of the budget;
+- a wandering start: a further start may take at most ``WANDER_FACTOR`` times start 0's
+  evaluations (at least ``WANDER_FLOOR``); one that needs more has left the basins start 0's problem
+  settles in (a resampled start can land where a stiff penalty crawls for thousands of iterations),
+  is dropped, and ends the portfolio; its work is wasted, so the bound is as tight as the starts
+  the registry keeps allow (they take at most 1.15 times start 0's);
+- optimality: when the last stage has no objectives, the energy is the penalty alone and no layout
+  can report less than 0; one that satisfies every constraint and reports less than the optimizer's
+  own ``EP_STOP`` at start 0's weight is as good as any, and the portfolio stops. A residual the
+  tolerance calls satisfied can still report more (lagrange-bases: 7.8e-4, 0.061 at 1e5, where
+  Penrose's run ends at 0), and a further start may reach 0;
+- agreement: once ``AGREEING`` starts end with every constraint satisfied at the same best energy
+  (within ``AGREEMENT``), more starts are unlikely to find better, and the portfolio stops;
+- settled: once the best layout satisfies every constraint, ``SETTLING`` starts reached it, and the
+  ``PATIENCE`` starts after it found none better, the portfolio stops (the same reasoning with fewer
+  equal energies). A best layout reached by one start only may be that start's luck: a start
+  reaches a layout as good as Penrose's median on about half of the harness's hard variations
+  (c01p01, fig3: 36 of 80 and 37 of 79 starts), and on c01p01 ~9 and fig3 ~1 start 0's poor layout
+  was bettered by none of the next three, but by starts 4 and 6;
+- ``seconds`` (optional) and the request's time limit: a start that would run past them is not
+  begun, or stopped and discarded. Only then can a machine's speed change the layout; the result
+  says so (``cut_short``).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from energies.diagram import Unknowns
+from energies.optimize.optimizer import (
+    EP_STOP,
+    OptimizeError,
+    OptimizeResult,
+    PenaltyProblem,
+    Progress,
+    optimize,
+)
+from energies.shapes import rng_for
+
+# Where a start is good about half the time, 7 starts all miss on 1 variation in 65-130 (p = 0.45-0.5).
+DEFAULT_STARTS = 7
+# Cheap layouts (most take a few hundred evaluations) get every start; expensive ones keep one or two,
+# so that no layout costs much more than Penrose's single run.
+DEFAULT_MAX_EVALUATIONS = 8_000
+# Until a resampled start has finished, a further start asks for 1/FIRST_ROOM_SHARE of start 0's work.
+FIRST_ROOM_SHARE = 4
+# A further start that needs more than 1.5 times start 0's work is wandering, not converging: on the
+# registry no further start that was kept took more than 1.15 times (closed-elastic-curve's 4th), and
+# the work of a start cut here is wasted (open-elastic-curve's 2nd: 3,594 -> 2,695 iterations).
+WANDER_FACTOR = 1.5
+WANDER_FLOOR = 500
+AGREEMENT = 1e-3  # relative (and absolute, below 1) energy difference taken as the same minimum
+AGREEING = 3  # two starts can share a poor basin; three in a row rarely do
+PATIENCE = 3  # further starts in a row that found nothing better than a satisfied best layout
+SETTLING = 2  # starts at a satisfied best layout's energy before PATIENCE may end the search
+
+
+@dataclass(frozen=True)
+class PortfolioSettings:
+    starts: int = DEFAULT_STARTS
+    max_evaluations: int = DEFAULT_MAX_EVALUATIONS
+    seconds: float | None = None  # extra starts only; start 0 is bounded by the time limit alone
+    # run starts in this many processes at once (energies.optimize.parallel_starts); same layout
+    processes: int = 1
+
+
+@dataclass(frozen=True)
+class StartSummary:
+    start: int
+    energy: float
+    n_violated: int
+    evaluations: int
+
+
+@dataclass
+class PortfolioResult:
+    best: OptimizeResult
+    chosen: int  # index of the start whose layout is `best`
+    starts: list[StartSummary] = field(default_factory=list)
+    cut_short: str | None = None  # why fewer than the allowed starts ran, when a clock decided it
+    evaluations: int = 0  # by every start run, also those dropped
+    # "starts", "optimal", "agreement", "settled", "evaluations", "seconds" or "time-limit"
+    stopped: str = "starts"
+
+
+def portfolio_starts(unknowns: Unknowns, variation: str, count: int) -> list[np.ndarray]:
+    """The initial states of a portfolio: the variation's own, then `count - 1` resampled ones."""
+    first = np.array(unknowns.x0, dtype=np.float64)
+    return [first] + [unknowns.resample(rng_for(f"{variation}\x00start {k}")) for k in range(1, count)]
+
+
+def best_layout(finished: Sequence[OptimizeResult]) -> int:
+    """The index of the best of ``finished`` layouts, start 0's first (module docstring); the first of
+    equals."""
+    return min(range(len(finished)), key=lambda k: (*_rank(finished[k], finished[0].weight), k))
+
+
+def _rank(r: OptimizeResult, weight: float) -> tuple[bool, float]:
+    """Satisfied first, then the energy at ``weight`` (start 0's)."""
+    energy = _energy_at(r, weight)
+    return (r.n_violated > 0, energy if math.isfinite(energy) else math.inf)
+
+
+def _energy_at(r: OptimizeResult, weight: float) -> float:
+    return r.objective_energy + weight * r.penalty
+
+
+def _same_minimum(a: float, b: float) -> bool:
+    return abs(a - b) <= AGREEMENT * max(1.0, abs(a), abs(b))
+
+
+def optimize_portfolio(
+    problem: PenaltyProblem,
+    starts: Sequence[np.ndarray],
+    *,
+    settings: PortfolioSettings = PortfolioSettings(),
+    max_iters: int = 100_000,
+    time_limit: float | None = None,
+    on_progress: Callable[[Progress], None] | None = None,
+    run: Callable[..., OptimizeResult] = optimize,
+    run_many: Callable[[int], Callable[..., OptimizeResult]] | None = None,
+) -> PortfolioResult:
+    """Optimize from ``starts[0]``, then from further starts while the bounds allow (module docstring).
+
+    A failure of start 0 (non-finite energy, time limit) propagates as from ``optimize``; a later
+    start whose energy becomes non-finite is skipped. ``run_many(k)``, if given, runs start k in
+    ``run``'s place (energies.optimize.parallel_starts: the same result, computed ahead in other
+    processes)."""
+    began = time.perf_counter()
+    deadline = began + time_limit if time_limit is not None else math.inf
+
+    def progress_of(k: int) -> Callable[[Progress], None] | None:
+        if on_progress is None:
+            return None
+        return lambda p: on_progress(replace(p, start=k))
+
+    runner = (lambda k: run) if run_many is None else run_many
+    first = runner(0)(
+        problem, starts[0], max_iters=max_iters, time_limit=time_limit, on_progress=progress_of(0)
+    )
+    result = PortfolioResult(first, 0, [_summary(0, first)], evaluations=first.evaluations)
+    finished = [first]  # the layouts that count, in start order (result.starts' results)
+    if first.status == "TimeLimit":
+        return result
+    limit = min(len(starts), max(1, settings.starts))
+    objectives = bool(problem.stages) and bool(problem.stages[-1].objectives.any())
+    for k in range(1, limit):
+        best = result.best
+        if not objectives and best.n_violated == 0 and _energy_at(best, first.weight) < EP_STOP:
+            result.stopped = "optimal"
+            return result
+        evaluations = result.evaluations  # also those of starts that failed or were dropped
+        if evaluations + _room(result.starts) > settings.max_evaluations:
+            result.stopped = "evaluations"
+            return result
+        reached = _reached_best(result, finished)
+        if reached >= AGREEING:
+            result.stopped = "agreement"
+            return result
+        if reached >= SETTLING and result.starts[-1].start - result.chosen >= PATIENCE:
+            result.stopped = "settled"
+            return result
+        now = time.perf_counter()
+        budget_end = deadline if settings.seconds is None else min(deadline, began + settings.seconds)
+        if now >= budget_end:
+            result.stopped = "time-limit" if budget_end == deadline else "seconds"
+            result.cut_short = f"{result.stopped} reached after {k} of {limit} starts"
+            return result
+        try:
+            # Each iteration costs at least one evaluation: capping iterations at what is left of the
+            # budget keeps a start that wanders (a poor basin, a stiff penalty) within it.
+            wander = max(math.floor(WANDER_FACTOR * first.evaluations), WANDER_FLOOR)
+            cap = min(max_iters, settings.max_evaluations - evaluations, wander)
+            r = runner(k)(
+                problem, starts[k], max_iters=cap, time_limit=budget_end - now, on_progress=progress_of(k)
+            )
+        except OptimizeError:  # a resampled start may run into a NaN region; the others stand
+            continue
+        result.evaluations += r.evaluations
+        if r.status == "MaxIterations":  # unfinished within the budget: its layout does not count
+            result.stopped = "evaluations"
+            return result
+        if r.status == "TimeLimit":  # stopped by a clock: its layout is unfinished, and machine-dependent
+            result.stopped = "time-limit" if budget_end == deadline else "seconds"
+            result.cut_short = f"{result.stopped} reached during start {k + 1} of {limit}"
+            return result
+        result.starts.append(_summary(k, r))
+        finished.append(r)
+        b = best_layout(finished)
+        result.best, result.chosen = finished[b], result.starts[b].start
+    return result
+
+
+def _room(starts: Sequence[StartSummary]) -> int:
+    """The evaluations a further start must have left in the budget (module docstring)."""
+    resampled = [s.evaluations for s in starts if s.start > 0]
+    return max(resampled) if resampled else starts[0].evaluations // FIRST_ROOM_SHARE
+
+
+def _summary(k: int, r: OptimizeResult) -> StartSummary:
+    return StartSummary(k, r.energy, r.n_violated, r.evaluations)
+
+
+def _reached_best(result: PortfolioResult, finished: Sequence[OptimizeResult]) -> int:
+    """How many finished starts reached the best layout: every constraint satisfied, the same energy
+    at start 0's weight (none when the best layout leaves a constraint violated)."""
+    best, weight = result.best, finished[0].weight
+    if best.n_violated:
+        return 0
+    energy = _energy_at(best, weight)
+    return sum(r.n_violated == 0 and _same_minimum(_energy_at(r, weight), energy) for r in finished)

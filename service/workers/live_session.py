@@ -1,0 +1,279 @@
+"""One live editing session, run inside a live worker process (service.workers.live_pool).
+
+    run_session(conn, job, idle_limit)   # until the layout ends (or, interactive, until told or idle)
+
+The session lays the trio out exactly as a POST /diagrams would (`service.workers.layout_job`), with the
+compiled problem wrapped (`LiveProblem`) so that every energy evaluation can
+- send a frame (the SVG of the point just evaluated, with stage, round, energy, largest violation),
+  at most one per `frame_interval` (longer when drawing a frame is slow, so drawing never takes more
+  than a third of the time);
+- obey the client's commands, read from the pipe between evaluations: pause, step (one L-BFGS
+  iteration), resume, cancel, end.
+After the layout an interactive session keeps the compiled problem and the point: a `drag` command
+pins the dragged shape's position (its position when the drag began plus the drag's offset, through
+its `draggingConstraint`, service.workers.drag_constraint) and re-optimizes the rest from there, streaming
+frames; a newer drag preempts the running one.
+
+Messages to the parent are JSON `{"event": name, "data": {...}}`; the last one of a session is
+`{"event": "end", ...}`. Commands in are JSON `{"action": ...}`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from dataclasses import dataclass, replace
+from multiprocessing.connection import Connection
+from typing import Any
+
+import numpy as np
+
+from energies.expr import Node
+from energies.optimize.optimizer import OptimizeError, Progress, optimize
+from energies.shapes import Canvas
+from service.render.concrete import concrete_shapes
+from service.render.svg import RenderError, render_svg
+
+from .drag_constraint import DragConstraint, DragConstraintError, parse_drag_constraint
+from .layout_job import finite_or_none, layout_outcome
+
+FRAME_INTERVAL = 0.05  # seconds between frames at least
+
+
+class Interrupt(BaseException):  # noqa: N818 - a control transfer, not an error
+    """Unwinds the optimizer (through the pipeline's `except Exception`) on cancel, end or a newer drag."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass
+class Draggable:
+    name: str
+    slots: list[int]  # x slots of the position: (cx, cy) or (x1, y1, x2, y2) for a line
+    constraint: DragConstraint | None
+
+
+def input_slot(value: Any) -> int | None:
+    return value.static if isinstance(value, Node) and value.op == "input" else None
+
+
+def draggables(diagram: Any) -> list[Draggable]:
+    """Shapes whose position is all unknowns: a center, or a line's two ends. Others stay put."""
+    found = []
+    for shape in diagram.shapes:
+        props = shape.props
+        points = [props["center"]] if "center" in props else [props.get("start"), props.get("end")]
+        slots = [input_slot(c) for p in points if isinstance(p, (list, tuple)) and len(p) == 2 for c in p]
+        if len(slots) != 2 * len(points) or None in slots:
+            continue
+        text = props.get("draggingConstraint")
+        constraint = parse_drag_constraint(text, shape.name) if isinstance(text, str) and text else None
+        found.append(Draggable(shape.name, [s for s in slots if s is not None], constraint))
+    return found
+
+
+class Session:
+    def __init__(self, conn: Connection, job: dict[str, Any], idle_limit: float):
+        self.conn = conn
+        self.job = job
+        self.idle_limit = idle_limit
+        self.paused = False
+        self.step = False
+        self.progress: Progress | None = None
+        self.last_frame = -math.inf
+        self.interval = FRAME_INTERVAL
+        self.started = time.perf_counter()
+        self.problem: Any = None
+        self.diagram: Any = None
+        self.pinned: np.ndarray | None = None
+        self.drag: dict[str, Any] | None = None  # the newest drag command not yet started
+        self.origins: dict[str, list[float]] = {}  # where each shape was when its drag began
+        self.frames = 0
+        self.last: dict[str, float] = {}  # the energy and largest violation of the last frame
+        self.pending_step_frame = False  # a step's iteration ended: draw its point at once
+
+    # -- the pipe ----------------------------------------------------------------------------------
+
+    def send(self, event: str, data: dict[str, Any]) -> None:
+        self.conn.send_bytes(json.dumps({"event": event, "data": finite_or_none(data)}).encode())
+
+    def command(self, message: dict[str, Any], dragging: bool) -> None:
+        action = message.get("action")
+        if action in ("cancel", "end", "reclaimed"):
+            raise Interrupt(action)
+        if action == "pause":
+            self.paused, self.step = True, False
+            self.send("paused", self.stats())
+        elif action == "resume":
+            self.paused, self.step = False, False
+            self.send("resumed", {})
+        elif action == "step":
+            self.paused, self.step = False, True
+        elif action == "drag":
+            self.drag = message
+            if dragging:
+                raise Interrupt("drag")
+
+    def checkpoint(self, dragging: bool) -> None:
+        while self.conn.poll(0):
+            self.command(json.loads(self.conn.recv_bytes()), dragging)
+        while self.paused:
+            if not self.conn.poll(self.idle_limit):
+                raise Interrupt("idle")
+            self.command(json.loads(self.conn.recv_bytes()), dragging)
+
+    # -- frames -------------------------------------------------------------------------------------
+
+    def stats(self) -> dict[str, Any]:
+        p = self.progress
+        return {
+            "stage": p.stage_name if p else "",
+            "round": p.ep_round if p else 0,
+            "start": p.start if p else 0,
+            "iterations": p.iterations if p else 0,
+            "elapsedMs": (time.perf_counter() - self.started) * 1e3,
+            **self.last,
+        }
+
+    def frame(self, x: np.ndarray, energy: float) -> None:
+        t0 = time.perf_counter()
+        try:
+            shapes = concrete_shapes(self.diagram.shapes, x)
+            svg = render_svg(Canvas(*self.diagram.canvas), shapes, variation=self.diagram.variation)
+        except (RenderError, ValueError, ArithmeticError):
+            return  # an intermediate point the renderer cannot draw: wait for the next one
+        constraints = self.problem.goal_values(x).constraints
+        violation = float(constraints.max()) if constraints.size else 0.0
+        self.frames += 1
+        self.last = {"energy": energy, "maxViolation": violation}
+        self.send("frame", {"svg": svg, **self.stats()})
+        spent = time.perf_counter() - t0
+        self.interval = max(FRAME_INTERVAL, 3 * spent)
+        self.last_frame = time.perf_counter()
+
+    def on_progress(self, p: Progress) -> None:
+        self.progress = p
+        if self.step:  # one iteration done: show it and stop again
+            self.last_frame = -math.inf
+            self.paused, self.step = True, False
+            self.pending_step_frame = True
+
+    def observe(self, problem: Any) -> LiveProblem:
+        self.problem, self.diagram = problem, problem.diagram
+        return LiveProblem(problem, self, dragging=False)
+
+    # -- the session ---------------------------------------------------------------------------------
+
+    def run(self) -> None:
+        try:
+            self.layout()
+        except Interrupt as e:
+            self.send("end", {"reason": e.reason, **self.stats()})
+            return
+        self.send("end", {"reason": "done"})
+
+    def layout(self) -> None:
+        job = self.job
+        outcome, rendering = layout_outcome(job, observe=self.observe, on_progress=self.on_progress)
+        if not outcome["ok"]:
+            self.send("error", outcome)
+            return
+        self.diagram = rendering.diagram
+        x = np.array(rendering.optimization.x, dtype=np.float64)
+        try:
+            movable = draggables(self.diagram)
+        except DragConstraintError as e:
+            movable = []
+            outcome["report"]["warnings"].append(str(e))
+        names = [d.name for d in movable]
+        self.send("done", {"svg": outcome["svg"], **outcome["report"], "draggable": names})
+        if not job.get("interactive"):
+            return
+        by_name = {d.name: d for d in movable}
+        while True:
+            if self.drag is None:
+                if not self.conn.poll(self.idle_limit):
+                    raise Interrupt("idle")
+                self.command(json.loads(self.conn.recv_bytes()), dragging=False)
+                continue
+            message, self.drag = self.drag, None
+            target = by_name.get(str(message.get("shape")))
+            if target is None:
+                self.send("warning", {"message": f"shape {message.get('shape')!r} cannot be dragged"})
+                continue
+            try:
+                x = self.redrag(x, target, message)
+            except DragConstraintError as e:
+                self.send("warning", {"message": str(e)})
+
+    def redrag(self, x: np.ndarray, target: Draggable, message: dict[str, Any]) -> np.ndarray:
+        """Move `target` by the drag's offset from where the drag began, pin it, optimize the rest."""
+        if message.get("begin") or target.name not in self.origins:
+            self.origins[target.name] = [float(x[s]) for s in target.slots]
+        origin = self.origins[target.name]
+        dx, dy = float(message.get("dx", 0.0)), float(message.get("dy", 0.0))
+        if not (math.isfinite(dx) and math.isfinite(dy)):
+            raise DragConstraintError("the drag offset is not finite")
+        # as Penrose's editor, the constraint maps the shape's center (a line's midpoint) under the pointer
+        cx, cy = float(np.mean(origin[0::2])), float(np.mean(origin[1::2]))
+        px, py = cx + dx, cy + dy
+        if target.constraint is not None:
+            px, py = target.constraint(px, py)
+        x = x.copy()
+        for k, s in enumerate(target.slots):
+            x[s] = origin[k] + (px - cx if k % 2 == 0 else py - cy)
+        self.pinned = np.zeros(len(x), dtype=bool)
+        self.pinned[target.slots] = True
+        self.started = time.perf_counter()
+        self.last_frame = -math.inf
+        live = LiveProblem(self.problem, self, dragging=True)
+        try:
+            result = optimize(live, x, time_limit=float(self.job["timeLimit"]), on_progress=self.on_progress)
+            x = result.x
+            self.frame(x, result.energy)
+            settled = {"energy": result.energy, "nViolated": result.n_violated, "seq": message.get("seq", 0)}
+            self.send("settled", {**self.stats(), **settled})
+        except Interrupt as e:
+            if e.reason != "drag":
+                raise
+            x = live.last_x if live.last_x is not None else x
+        except OptimizeError as e:
+            self.send("warning", {"message": f"the layout failed after the drag: {e}"})
+        return x
+
+
+class LiveProblem:
+    """The compiled problem with frames and commands between evaluations; while dragging, the pinned
+    slots are left out of every stage's varying inputs."""
+
+    def __init__(self, problem: Any, session: Session, dragging: bool):
+        self.problem = problem
+        self.session = session
+        self.dragging = dragging
+        self.last_x: np.ndarray | None = None
+        self.stages = problem.stages
+        if dragging and session.pinned is not None:
+            keep = ~session.pinned
+            self.stages = [replace(s, varying=s.varying & keep) for s in problem.stages]
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.problem, name)
+
+    def energy_and_grad(self, x: np.ndarray, stage: int, weight: float) -> tuple[float, np.ndarray]:
+        s = self.session
+        s.checkpoint(self.dragging)
+        f, g = self.problem.energy_and_grad(x, stage, weight)
+        self.last_x = np.array(x, dtype=np.float64)
+        now = time.perf_counter()
+        if s.pending_step_frame or now - s.last_frame >= s.interval:
+            s.pending_step_frame = False
+            s.frame(self.last_x, float(f))
+        return f, g
+
+
+def run_session(conn: Connection, job: dict[str, Any], idle_limit: float) -> None:
+    """Run one session on this worker's pipe; see the module docstring."""
+    Session(conn, job, idle_limit).run()

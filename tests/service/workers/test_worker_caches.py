@@ -1,0 +1,48 @@
+"""A layout worker's in-process caches under byte budgets: it still renders, and keeps at most what fits.
+
+Oracles: the budgets given to the worker (the weights it reports never exceed them; a zero budget
+keeps nothing) and the rendering of the same trio by a worker with the default budgets (same SVG).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from service.workers.pool import WorkerConfig, exchange, start_worker, stop_worker
+from tests.service.service_support import example_body
+
+MiB = 2**20
+
+
+def job(name: str, i: int) -> dict[str, Any]:
+    return {**example_body(name), "requestId": f"cache-{i}", "timeLimit": 30.0}
+
+
+def answers(config: WorkerConfig, names: list[str]) -> list[dict[str, Any]]:
+    worker = start_worker(config)
+    try:
+        return [exchange(worker, job(name, i), 60.0) for i, name in enumerate(names)]
+    finally:
+        stop_worker(worker)
+
+
+@pytest.mark.parametrize("mb", [0, 1])
+def test_a_worker_with_tiny_cache_budgets_renders_and_keeps_at_most_what_fits(mb: int) -> None:
+    names = ["sets", "vectors", "sets", "vectors"]
+    tiny = answers(
+        WorkerConfig(diagram_cache_mb=mb, energy_cache_mb=mb, module_cache_mb=mb, parse_cache_mb=mb), names
+    )
+    reference = answers(WorkerConfig(), names[:2])
+    for name, outcome, expected in zip(names, tiny, reference + reference, strict=True):
+        assert outcome["ok"], (name, outcome)
+        assert outcome["svg"] == expected["svg"]
+        held = outcome["workerCacheBytes"]
+        assert set(held) == {"diagrams", "energies", "modules", "programs"}
+        assert all(0 <= b <= mb * MiB for b in held.values()), held
+        if mb == 0:
+            assert held == {"diagrams": 0, "energies": 0, "modules": 0, "programs": 0}
+    # with 1 MiB the small diagrams and modules fit (each well under 1 MiB): something is kept
+    if mb == 1:
+        assert tiny[-1]["workerCacheBytes"]["diagrams"] > 0
