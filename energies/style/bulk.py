@@ -47,6 +47,7 @@ from energies.lang.match import MatchTable
 from energies.lang.substance_env import unique_name
 from energies.library.geometry import GEOMETRIC_PROPS
 from energies.style.context import BlockContext, BlockPlan, ExprSource, source_context
+from energies.style.errors import BulkFailed
 from energies.style.goals import Layer, goal_form
 from energies.style.library_bridge import check_goal_args
 from energies.style.paths import ERROR, ObjectRef, Scope
@@ -59,10 +60,6 @@ BULK_MIN = 64  # below this many matches, a block is evaluated match by match
 PENROSE_ORDER_MAX = 20_000  # a drawing Style's blocks above this many matches are evaluated in bulk
 
 _serial = itertools.count()
-
-
-class BulkFailed(Exception):
-    """The block cannot be evaluated in bulk (its statements need per-match values)."""
 
 
 def eligible(plan: BlockPlan, roles: LocalRoles, draws: bool) -> bool:

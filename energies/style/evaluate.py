@@ -29,7 +29,6 @@ from energies.shapes import Canvas, Color
 from energies.shapes.seedrandom import SeedRandom
 from energies.shapes.specs import uniform_float
 from energies.style import arith, goals, shapes
-from energies.style.bulk import BulkFailed
 from energies.style.context import (
     BlockContext,
     ExprSource,
@@ -39,7 +38,7 @@ from energies.style.context import (
     source_context,
 )
 from energies.style.env import Assignment
-from energies.style.errors import Reporter, SkipFailed
+from energies.style.errors import BulkFailed, Reporter, SkipFailed
 from energies.style.goal_runs import GoalRuns
 from energies.style.goals import Layer, NotAValue
 from energies.style.library_bridge import Library

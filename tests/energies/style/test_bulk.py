@@ -29,7 +29,9 @@ forall Set x where Small(x) { override x.icon.r = 4 }
 
 
 def sets(n: int, small: int = 0) -> str:
-    return "Set " + ", ".join(f"S{i}" for i in range(n)) + "\n" + "".join(f"Small(S{i})\n" for i in range(small))
+    return (
+        "Set " + ", ".join(f"S{i}" for i in range(n)) + "\n" + "".join(f"Small(S{i})\n" for i in range(small))
+    )
 
 
 def refused(*args: object) -> None:
@@ -150,7 +152,8 @@ def test_layering_in_a_bulk_block_draws_the_same_order(monkeypatch: pytest.Monke
     style = (
         "canvas { width = 800 height = 700 }\n"
         "forall Set x { x.icon = Circle { } }\n"
-        "forall Set x; Set y where Sub(x, y) {\n  ensure contains(y.icon, x.icon)\n  layer x.icon above y.icon\n}\n"
+        "forall Set x; Set y where Sub(x, y) {\n"
+        "  ensure contains(y.icon, x.icon)\n  layer x.icon above y.icon\n}\n"
     )
     a = build(monkeypatch, domain, substance, style, in_bulk=False)
     b = build(monkeypatch, domain, substance, style, in_bulk=True)
