@@ -33,9 +33,12 @@ Floating point (why the bounds hold, and why points are honest):
   exact result of the operation (in the normal range: below 2^-1022 the relative widening vanishes).
   Exact operations are not widened: neg, abs, min, max, copysign, floor/ceil/trunc, select, i2f,
   products and quotients by a power of two. So max(0, f) with hi(f) <= 0 is exactly [0, 0].
-- sums in loops: the sums of the lower and upper bounds, widened by terms * 2^-52 * sum(|lo| + |hi|)
-  when some summand is not a point, which bounds the rounding error of every summation order (the
-  compiler may reorder sums: adcore/wasm/fuse.py).
+- sums in loops: a sum in a fixed order is monotone in each term, so its bounds are the sums of the
+  terms' lo and of their hi; another order of the same numbers differs by at most 2 (n - 1) u
+  sum(|lo|) (u = 2^-53), so when some term is not a point lo moves down by n 2^-52 sum(|lo|) and hi
+  up by n 2^-52 sum(|hi|): the bounds hold for every summation order (the compiler may reorder sums,
+  adcore/wasm/fuse.py), a sum of non-negative terms stays non-negative, and a sum that absorbed a
+  range is not a point.
 - math functions (adcore.math): endpoint values from the same implementation, ordered, widened by
   MATH_WIDEN (both implementations are within 1 ulp, docs/libm-accuracy.md, so this covers their
   error and any non-monotonicity at the ulp scale), clamped to the function's range; periodic ones
@@ -64,7 +67,7 @@ from .types import Bool, Int, Real, Scalar, Type, VecT, is_real_leaf
 
 WIDEN = 2.0**-50  # relative widening of + - * / sqrt: >= 4 ulps before rounding
 MATH_WIDEN = 2.0**-48  # of math functions: >= 16 ulps, against two implementations' 1 ulp each
-SUM_WIDEN = 2.0**-52  # per term of a sum, times sum(|lo| + |hi|): twice the worst rounding error
+SUM_WIDEN = 2.0**-52  # per term of a sum, times sum(|lo|) (or |hi|): above the reordering error
 PERIODS_SLACK = 2.0**-20  # periods counted as "near an extremum" by the periodic rules
 PERIODIC_LIMIT = 2.0**20  # beyond this |x| the periodic rules give the whole range
 
@@ -230,8 +233,8 @@ class IntervalState:
 
     # -- loops --------------------------------------------------------------------------------------
     def loop(self, e: Eqn) -> None:
-        """A loop over ranges: each Real accumulator becomes four (the sums of lo, of hi, of
-        |lo| + |hi| and of hi - lo, for the widening of `sum_bounds`), an uncertain Int one two."""
+        """A loop over ranges: each Real accumulator becomes five (the sums of lo, hi, |lo|, |hi| and
+        hi - lo, for `sum_bounds`), an uncertain Int accumulator two (lo, hi)."""
         body: Block = e.params["body"]
         n: int = e.params["n"]
         i, *refs = body.params
@@ -241,7 +244,7 @@ class IntervalState:
             index = Var(Int)
             self.env[i] = index
             for r in refs:
-                ways = 4 if is_real_leaf(r.ty.of) else 2 if r in uncertain else 1  # type: ignore[union-attr]
+                ways = 5 if is_real_leaf(r.ty.of) else 2 if r in uncertain else 1  # type: ignore[union-attr]
                 self.refs[r] = tuple(Var(r.ty) for _ in range(ways))
                 self.terms[r] = 0
                 self.depth[r] = len(self.trips) + 1
@@ -268,7 +271,7 @@ class IntervalState:
         ]
         for r in refs:
             parts = [next(outs) for _ in self.refs[r]]
-            if len(parts) == 4:
+            if len(parts) == 5:
                 values.append(self.sum_bounds(r.ty.of, self.terms[r], parts))  # type: ignore[union-attr]
             else:
                 values.append(tuple(parts) if len(parts) == 2 else parts[0])  # type: ignore[arg-type]
@@ -283,10 +286,9 @@ class IntervalState:
             raise self.fail("accumulating at a position that depends on Real values is not supported")
         v = self.get(value)
         b = self.b
-        if len(targets) == 4:
+        if len(targets) == 5:
             lo, hi = pair(v)
-            mag, width = _map(b, value.ty, _magnitude_width, lo, hi)
-            for target, x in zip(targets, (lo, hi, mag, width)):
+            for target, x in zip(targets, (lo, hi, *_map(b, value.ty, _magnitudes_width, lo, hi))):
                 b.emit("accum", (target, x, *where))  # type: ignore[arg-type]
             trips = self.trips[self.depth[ref] - 1 :]  # type: ignore[index]
             self.terms[ref] += math.prod(trips)  # type: ignore[index]
@@ -299,22 +301,22 @@ class IntervalState:
             b.emit("accum", (targets[0], v, *where))  # type: ignore[arg-type]
 
     def sum_bounds(self, ty: Type, terms: int, parts: list[Var]) -> tuple[Atom, Atom]:
-        """Bounds of a sum of `terms` ranges from its four accumulators, for any summation order."""
-        per_term = terms * SUM_WIDEN
+        """Bounds of a sum of `terms` ranges from its five accumulators, for any summation order."""
+        per_term = Lit(terms * SUM_WIDEN, Real)
 
-        def bounds(b: Builder, lo: Atom, hi: Atom, mag: Atom, width: Atom) -> tuple[Atom, ...]:
-            slack = b.emit1(
-                "select", b.emit1("gt", width, ZERO), b.emit1("mul", mag, Lit(per_term, Real)), ZERO
-            )
-            return unbounded_is_top(b, b.emit1("sub", lo, slack), b.emit1("add", hi, slack))
+        def bounds(
+            b: Builder, lo: Atom, hi: Atom, lo_mag: Atom, hi_mag: Atom, width: Atom
+        ) -> tuple[Atom, ...]:
+            k = b.emit1("select", b.emit1("gt", width, ZERO), per_term, ZERO)
+            down, up = b.emit1("mul", lo_mag, k), b.emit1("mul", hi_mag, k)
+            return unbounded_is_top(b, b.emit1("sub", lo, down), b.emit1("add", hi, up))
 
         lo, hi = _map(self.b, ty, bounds, *parts)
         return lo, hi
 
 
-def _magnitude_width(b: Builder, lo: Atom, hi: Atom) -> tuple[Atom, ...]:
-    mag = b.emit1("add", b.emit1("abs", lo), b.emit1("abs", hi))
-    return mag, b.emit1("sub", hi, lo)
+def _magnitudes_width(b: Builder, lo: Atom, hi: Atom) -> tuple[Atom, ...]:
+    return b.emit1("abs", lo), b.emit1("abs", hi), b.emit1("sub", hi, lo)
 
 
 def _map(b: Builder, ty: Type, f: Callable[..., tuple[Atom, ...]], *atoms: Atom) -> tuple[Atom, ...]:

@@ -352,6 +352,49 @@ def test_calls_stay_calls_and_loops_stay_loops() -> None:
             assert encloses(r, run(x))
 
 
+def check_sampled(f: adcore.Fn, box: Any, draw: Any, n: int = 40) -> Any:
+    """f's interval over box, interpreted and compiled (the same bits), enclosing f at n points
+    drawn by draw(rng); returns the interpreted interval."""
+    r = interp(interval(f))(box)
+    assert r == adcore.compile(interval(f))(box)
+    rng = random.Random(5)
+    for _ in range(n):
+        x = draw(rng)
+        got, v = r, interp(f)(x)
+        if isinstance(v, list):
+            assert all(encloses(gi, vi) for gi, vi in zip(got, v)), (x, v, got)
+        else:
+            assert (got["lo"] <= v <= got["hi"]) if isinstance(v, int) else encloses(got, v), (x, v, got)
+    return r
+
+
+def test_loop_accumulators_of_every_kind() -> None:
+    spans = [(-1.0, 1.0), (1.0, 2.0), (-2.0, -1.0), (0.5, 3.0)]
+    box = [{"lo": lo, "hi": hi} for lo, hi in spans]
+    draw = lambda rng: [rng.uniform(lo, hi) for lo, hi in spans]  # noqa: E731
+    # an Int sum of uncertain terms: the accumulator becomes a pair (the loop is transformed again)
+    count = fn([Vec(4, Real)], Int, lambda v: adcore.sum(4, lambda i: select(v[i] > 0.0, 1, 0)))
+    assert check_sampled(count, box, draw) == {"lo": 2, "hi": 3}
+    # nested loops adding into the outer loop's Int accumulator
+    above = fn(
+        [Vec(4, Real)],
+        Int,
+        lambda v: adcore.sum(4, lambda i: adcore.sum(4, lambda j: select(v[i] > v[j], 1, 0))),
+    )
+    # certain: v1 > v2 and v3 > v2; possible: hi_i > lo_j, 12 pairs (v_i > v_i too: the two reads of
+    # v_i are not known to be one value)
+    assert check_sampled(above, box, draw) == {"lo": 2, "hi": 12}
+    # a sum of squares through a loop stays >= 0, so its square root is a range, not top
+    norm = fn([Vec(4, Real)], Real, lambda v: am.sqrt(adcore.sum(4, lambda i: v[i] * v[i])))
+    r = check_sampled(norm, box, draw)  # exactly [sqrt(0 + 1 + 1 + 0.25), sqrt(1 + 4 + 4 + 9)]
+    assert 1.5 * (1 - 1e-14) < r["lo"] <= 1.5 and math.sqrt(18.0) <= r["hi"] < math.sqrt(18.0) * (1 + 1e-14)
+    # sums of arrays: array accumulators
+    both = fn([Vec(4, Real)], Vec(2, Real), lambda v: adcore.sum(4, lambda i: [v[i] * 2.0, v[i] * v[i]]))
+    r = check_sampled(both, box, draw)
+    assert -3.0 - 1e-13 < r[0]["lo"] <= -3.0 and 10.0 <= r[0]["hi"] < 10.0 + 1e-13  # 2 (-1 + 1 - 2 + 0.5) ...
+    assert 2.25 * (1 - 1e-14) < r[1]["lo"] <= 2.25 and 18.0 <= r[1]["hi"] < 18.0 * (1 + 1e-14)
+
+
 def test_opaque_functions_use_their_rule_or_give_top() -> None:
     cube = opaque([Real], Real, lambda x: x**3, name="cube")
     f = fn([Real], Real, lambda x: cube(x) + 1.0)
@@ -365,6 +408,9 @@ def test_opaque_functions_use_their_rule_or_give_top() -> None:
     assert adcore.compile(interval(g))({"lo": 1.0, "hi": 2.0}) == {"lo": 2.0, "hi": 16.0}  # a host call
     with pytest.raises(AdcoreTypeError, match="expected signature"):
         cube.interval = fn([Real], Real, lambda x: x)
+    two = opaque([Real], Vec(2, Real), lambda x: [x, 2 * x], name="two")
+    r = adcore.compile(interval(fn([Real], Real, lambda x: two(x)[1] * 0.0)))({"lo": 0.0, "hi": 1.0})
+    assert math.isnan(r["lo"]) and math.isnan(r["hi"])  # an array of top: even times 0 (inf * 0 is NaN)
 
 
 # -- math functions against mpmath --------------------------------------------------------------------
