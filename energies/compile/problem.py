@@ -21,6 +21,7 @@ from ..diagram import Diagram
 from ..infeasible import fixed_constraints
 from ..limits import check_deadline
 from ..optimize.optimizer import GoalValues, StageSpec
+from .culling import Culler, cullable
 from .energy import (
     energy_function,
     goal_gradients_function,
@@ -62,7 +63,12 @@ CACHE: LRU[Any, Functions] = LRU(64, weight=functions_weight)
 
 class CompiledProblem:
     def __init__(
-        self, diagram: Diagram, *, time_limit: float | None = 60.0, cache: LRU[Any, Functions] | None = CACHE
+        self,
+        diagram: Diagram,
+        *,
+        time_limit: float | None = 60.0,
+        cache: LRU[Any, Functions] | None = CACHE,
+        culling: bool = True,
     ):
         t0 = time.perf_counter()
         self.diagram = diagram
@@ -125,8 +131,17 @@ class CompiledProblem:
         self.wasm_seconds = time.perf_counter() - t1
         self.stages = [self._stage(name) for name in diagram.stages]
         self._active_stage: int | None = None
-        self.counts = [0] * len(self.kinds)  # each kind's listed rows (the current stage's)
+        # the rows each kind lists: the current stage's, less those culled around the current point
+        self.lists: list[np.ndarray] = []
+        self.counts = [0] * len(self.kinds)
+        self._listed = False  # whether `lists` are what the energy's memory holds
+        self._culling = False  # whether `lists` leave culled goals out
         self.culled = (0.0, 0.0)  # (c_obj, c_pen): what the goals left out contribute
+        self.culler = (
+            Culler(self.kinds, found.kind_fns, time_limit)
+            if culling and found.kind_fns is not None and any(map(cullable, self.kinds))
+            else None
+        )
         self.evaluations = 0
 
     # -- tables --------------------------------------------------------------------------------------
@@ -147,9 +162,14 @@ class CompiledProblem:
         return len(rows)
 
     def _list_all(self, c: Compiled) -> list[int]:
-        """Every row of every kind listed (for goal values); the counts."""
-        self._active_stage = None
+        """Every row of every kind listed (for goal values); the counts. (The energy's own lists are
+        written again before its next evaluation.)"""
+        self._listed = False
         return [self._list_rows(c, k, np.arange(kind.n_rows)) for k, kind in enumerate(self.kinds)]
+
+    def _write_lists(self) -> None:
+        self.counts = [self._list_rows(self.vg, k, rows) for k, rows in enumerate(self.lists)]
+        self._listed = True
 
     def _stage(self, name: str) -> StageSpec:
         varying = self.diagram.unknowns.varying_mask(name)
@@ -161,14 +181,38 @@ class CompiledProblem:
             fixed=fixed_constraints(self.kinds, len(self.constraints), varying),
         )
 
-    def _activate(self, s: int) -> None:
-        if self._active_stage == s:
-            return
+    def _in_stage(self, s: int) -> list[np.ndarray]:
+        """Per kind: which of its rows take part in stage s."""
         stage = self.stages[s]
-        for k, kind in enumerate(self.kinds):
-            mask = stage.objectives if kind.goal == "objective" else stage.constraints
-            self.counts[k] = self._list_rows(self.vg, k, np.flatnonzero(mask[kind.goals]))
-        self._active_stage = s
+        return [
+            (stage.objectives if kind.goal == "objective" else stage.constraints)[kind.goals]
+            for kind in self.kinds
+        ]
+
+    def _activate(self, s: int, x: np.ndarray) -> bool:
+        """List the rows of stage s, less those culled at x when culling pays (`culling.Culler`),
+        moving the box to x if x left it. Returns whether goals are culled."""
+        culler = self.culler
+        cull = culler is not None and culler.wants()
+        if self._active_stage != s or (self._culling and not cull):
+            self.lists = [np.flatnonzero(mask) for mask in self._in_stage(s)]
+            self.culled = (0.0, 0.0)
+            self._active_stage, self._culling, self._listed = s, False, False
+            if culler is not None:
+                culler.center = None
+        if cull and not (self._culling and culler.inside(x)):  # type: ignore[union-attr]
+            sorted_ = culler.derive(x, s, self.stages[s].varying, self._in_stage(s))  # type: ignore[union-attr]
+            c_obj = c_pen = 0.0
+            for k, part in sorted_.items():
+                self.lists[k] = part.rows
+                if self.kinds[k].goal == "objective":
+                    c_obj += part.constant
+                else:
+                    c_pen += part.constant
+            self.culled, self._culling, self._listed = (c_obj, c_pen), True, False
+        if not self._listed:
+            self._write_lists()
+        return self._culling
 
     @property
     def tier(self) -> str:
@@ -177,11 +221,15 @@ class CompiledProblem:
 
     # -- the PenaltyProblem protocol ---------------------------------------------------------------
     def energy_and_grad(self, x: np.ndarray, stage: int, weight: float) -> tuple[float, np.ndarray]:
-        self._activate(stage)
+        culled = self._activate(stage, x)
+        start = time.perf_counter()
         self.vg.inputs[0][...] = x
         energy = self.vg.call_raw(weight, *self.culled, *self.counts)
+        grad = self.vg.outputs[1].copy()
+        if self.culler is not None:
+            self.culler.observe(x, time.perf_counter() - start, culled)
         self.evaluations += 1
-        return float(energy), self.vg.outputs[1].copy()
+        return float(energy), grad
 
     def raw_goal_values(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Every goal's value at x: one evaluation of the energy, which also writes them out."""

@@ -42,7 +42,8 @@ The problem is supplied by the energy compiler through the small :class:`Penalty
 - ``stages``: :class:`StageSpec` (name, ``varying`` bool mask over inputs, ``objectives`` and
   ``constraints`` bool masks over goals);
 - ``energy_and_grad(x, stage, weight)``: φ and its full gradient (length ``n_inputs``) at ``x`` for
-  the stage's active goals; the optimizer ignores the gradient of frozen inputs;
+  the stage's active goals; the optimizer ignores the gradient of frozen inputs (where goals are
+  culled, `energies.compile.culling`, only the entries of the stage's varying inputs are exact);
 - ``goal_values(x)``: :class:`GoalValues`, the value of every goal (masks not applied);
 - ``goal_jacobian(x)``: (objective Jacobian, constraint Jacobian), called only to locate a
   non-finite gradient.
