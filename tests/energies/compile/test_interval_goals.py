@@ -30,12 +30,24 @@ def shape(kind: str, name: str, first: int) -> ShapeInstance:
 
 
 def penalty_of(kind: str) -> tuple[adcore.Fn, adcore.Fn]:
-    """(disjoint between two shapes of a kind, its energy term max(c, 0)^2), over the kind's inputs."""
+    """(disjoint between two shapes of a kind, its energy term max(c, 0)^2), over the kind's inputs
+    (one vector: the first shape's, then the second's) and no constants."""
     goal = GoalInstance("constraint", "disjoint", [shape(kind, "A", 0), shape(kind, "B", 4)])
     (k,) = group_goals([goal], "constraint")
     assert k.n_consts == 0
-    c = kind_function(k, 0)
-    term = fn([Vec(k.n_inputs, Real), Vec(0, Real)], Real, lambda x, cs: am.max(c(x, cs), 0.0) ** 2)
+    kf = kind_function(k, 0)
+    widths = [col.width for col in k.columns]
+
+    def columns(x: Any) -> list[Any]:
+        out, at = [], 0
+        for w in widths:
+            out += [adcore.vec(w, Real, lambda j, at=at: x[at + j]), adcore.vec(0, Real, lambda j: 0.0)]
+            at += w
+        return out
+
+    params = [Vec(k.n_inputs, Real), Vec(0, Real)]
+    c = fn(params, Real, lambda x, cs: kf(*columns(x)))
+    term = fn(params, Real, lambda x, cs: am.max(kf(*columns(x)), 0.0) ** 2)
     return c, term
 
 
