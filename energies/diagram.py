@@ -14,6 +14,7 @@ from typing import Any, Literal
 import numpy as np
 
 from energies.expr import Hole, Path, instantiate
+from energies.grouping import first_appearance
 from energies.shapes.seedrandom import SeedRandom
 
 
@@ -88,12 +89,13 @@ class Column:
     @staticmethod
     def of(values: Sequence[Any]) -> Column:
         """`values` row by row, each distinct object once (a shape met in many rows is one value;
-        the objects are alive, so their ids identify them), in the order of their ids."""
+        the objects are alive, so their ids identify them), in the order of their first row: not
+        of their ids, memory addresses that differ from run to run."""
         ids = np.fromiter(map(id, values), np.uint64, len(values))
         if len(ids) and (ids == ids[0]).all():  # one object in every row (a padding): no sort
             return Column.shared(values[0], len(ids))
-        _, first, index = np.unique(ids, return_index=True, return_inverse=True)
-        return Column([values[i] for i in first.tolist()], index.reshape(-1))
+        first, index = first_appearance(ids)
+        return Column([values[i] for i in first.tolist()], index)
 
 
 @dataclass(slots=True)

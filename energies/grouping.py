@@ -29,3 +29,13 @@ def row_codes(rows: np.ndarray) -> np.ndarray:
         codes *= r
         codes += column
     return codes
+
+
+def first_appearance(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct keys numbered in order of first appearance: (position of each one's first
+    appearance, the number of each key), so that numbering depends on the keys' order only."""
+    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    return first[order], rank[inverse.reshape(-1)]

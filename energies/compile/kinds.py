@@ -29,7 +29,7 @@ import numpy as np
 
 from ..diagram import GoalInstance, GoalTable
 from ..expr import Sig, replay, signature
-from ..grouping import row_codes, runs
+from ..grouping import first_appearance, row_codes, runs
 
 Memo = dict[int, Sig]  # signatures by object id, shared while the objects are alive
 
@@ -171,7 +171,7 @@ def group_goals(goals: Sequence[GoalInstance], goal: str, memo: Memo | None = No
     ids = np.fromiter(map(id, chain.from_iterable(arg_lists)), np.uint64, int(arity.sum()))
     # a large young list makes each garbage collection that `signature` triggers slow: drop it first
     del arg_lists
-    _, first_use, object_of = np.unique(ids, return_index=True, return_inverse=True)
+    first_use, object_of = first_appearance(ids)  # numbered by first use, not by address
     owner = np.searchsorted(offset, first_use, side="right") - 1  # the goal of each first use
     position = first_use - offset[owner]  # (a goal without arguments is never an owner)
     arguments = _Arguments([goals[k].args[p] for k, p in zip(owner.tolist(), position.tolist())], memo)

@@ -36,6 +36,7 @@ from itertools import repeat
 
 import numpy as np
 
+from energies.grouping import first_appearance
 from energies.lang.substance_env import SubValue
 
 Subst = dict[str, SubValue]
@@ -217,13 +218,8 @@ class Joined:
     def column(self, key: str) -> tuple[list[SubValue], np.ndarray]:
         """Each row's value of `key`: the distinct values (in order of first row) and an index per row."""
         t = self.source[key]
-        codes = self.tables[t].codes[key][self.picks[t]]
-        _, first, index = np.unique(codes, return_index=True, return_inverse=True)
-        order = np.argsort(first, kind="stable")  # distinct values numbered by their first row
-        rank = np.empty_like(order)
-        rank[order] = np.arange(len(order))
-        rows = self.picks[t][first[order]]
-        return self.tables[t].values[key][rows].tolist(), rank[index.reshape(-1)]
+        first, index = first_appearance(self.tables[t].codes[key][self.picks[t]])
+        return self.tables[t].values[key][self.picks[t][first]].tolist(), index
 
     def _sources(self) -> list[tuple[str, int]]:
         return [(k, self.source[k]) for k in self.keys]
