@@ -13,7 +13,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from adcore import and_, not_, or_, select
+from adcore import Real, Vec, and_, fn, not_, or_, select
 
 from . import pmath as am
 from .geometry import (
@@ -228,10 +228,15 @@ def convex_polygon_origin_signed_distance(p: Sequence[Pt]) -> Scalar:
     return max_n(terms)
 
 
-def rect_line_dist(
-    rx0: Scalar, ry0: Scalar, rx1: Scalar, ry1: Scalar, lxs: Scalar, lys: Scalar, lxe: Scalar, lye: Scalar
+def _rect_line_dist(
+    x0: Scalar, y0: Scalar, x1: Scalar, y1: Scalar, lxs: Scalar, lys: Scalar, lxe: Scalar, lye: Scalar
 ) -> Scalar:
-    """Signed distance from the origin to the Minkowski sum of a box and a negated segment (a hexagon)."""
+    """Signed distance from the origin to the Minkowski sum of a box and a negated segment (a
+    hexagon). The box's corners are sorted first, which changes nothing for a box given as
+    (bottom left, top right) and makes the value that of a box for any two corners, so that it
+    moves with the corners by at most their move (the interval rule below relies on it)."""
+    rx0, rx1 = am.min(x0, x1), am.max(x0, x1)
+    ry0, ry1 = am.min(y0, y1), am.max(y0, y1)
     px, py = lxs > lxe, lys > lye
     lx0, lx1 = select(px, lxs, lxe), select(px, lxe, lxs)
     ly0, ly1 = select(py, lys, lye), select(py, lye, lys)
@@ -242,6 +247,52 @@ def rect_line_dist(
     xs += [select(neg_slope, x00, x01), x00]
     ys = [y00, y00, select(neg_slope, y10, y01), y11, y11, select(neg_slope, y01, y10)]
     return convex_polygon_origin_signed_distance([[x, y] for x, y in zip(xs, ys)])
+
+
+RANGE = {"lo": Real, "hi": Real}
+LIPSCHITZ_SLACK = 2.0**-40  # the two evaluations' rounding, relative to the coordinates' magnitude
+SHORTEST = 1e-9  # shorter segments (relative to the coordinates) leave the formula's exact range
+HAUSDORFF_WIDEN = 1.0 + 2.0**-48  # the few roundings of the bound itself
+
+
+def _rect_line_bounds(box: Any) -> dict[str, Any]:
+    """The interval rule of rect_line_dist, from its Lipschitz bound rather than its formula (whose
+    region selects joined over a box loosen to "anything" within a few pixels).
+
+    The value is the signed distance from the origin to a convex set, the Minkowski sum of the box
+    and the negated segment, and a convex set's signed distance moves by at most the Hausdorff
+    distance the set moves. On the argument box (midpoint m, half-widths h), the rectangle (its
+    corners sorted) moves by at most sqrt(max(h_x0, h_x1)^2 + max(h_y0, h_y1)^2) and the segment by
+    its larger endpoint move, so f lies within f(m) -/+ their sum, plus the rounding of the two
+    evaluations. The formula is exact only for a segment of some length (a segment of length 0
+    gives another value), so where the segment may be shorter than `SHORTEST` times the
+    coordinates' magnitude on the box, the rule gives "anything" (NaN)."""
+    lo = [box[i]["lo"] for i in range(8)]
+    hi = [box[i]["hi"] for i in range(8)]
+    mid = [(a + b) * 0.5 for a, b in zip(lo, hi)]
+    half = [am.max(b - m, m - a) for a, b, m in zip(lo, hi, mid)]
+    move_rect = sqrt(sqr(am.max(half[0], half[2])) + sqr(am.max(half[1], half[3])))
+    move_seg = am.max(sqrt(sqr(half[4]) + sqr(half[5])), sqrt(sqr(half[6]) + sqr(half[7])))
+    magnitude = 1.0 + max_n([am.abs(m) for m in mid])
+    reach = (move_rect + move_seg) * HAUSDORFF_WIDEN + LIPSCHITZ_SLACK * magnitude
+    length = am.max(am.abs(mid[6] - mid[4]), am.abs(mid[7] - mid[5]))
+    short = length - (half[4] + half[5] + half[6] + half[7]) <= SHORTEST * magnitude
+    d = RECT_LINE_DIST(mid)
+    return {"lo": select(short, math.nan, d - reach), "hi": select(short, math.nan, d + reach)}
+
+
+RECT_LINE_DIST = fn(
+    [Vec(8, Real)], Real, lambda v: _rect_line_dist(*[v[i] for i in range(8)]), name="rectLineDist"
+)
+RECT_LINE_DIST.interval = fn([Vec(8, RANGE)], RANGE, _rect_line_bounds, name="rectLineDist_bounds")
+
+
+def rect_line_dist(
+    rx0: Scalar, ry0: Scalar, rx1: Scalar, ry1: Scalar, lxs: Scalar, lys: Scalar, lxe: Scalar, lye: Scalar
+) -> Scalar:
+    """Signed distance from the origin to the Minkowski sum of a box and a negated segment (a
+    hexagon): one call of a function of the call graph, which carries its interval rule."""
+    return RECT_LINE_DIST([rx0, ry0, rx1, ry1, lxs, lys, lxe, lye])
 
 
 def signed_distance_polygon(pts: Sequence[Pt], p: Pt) -> Scalar:
