@@ -54,6 +54,9 @@ BACKOFF, BACKOFF_GROWTH = 16, 4  # evaluations run whole after culling did not p
 LIFE = 8.0  # a box's radius, in typical steps between evaluations
 FIRST_RADIUS = 0.01  # the typical step before one is seen, as a share of the unknowns' spread
 MIN_RADIUS = 1e-6  # the smallest radius, as a share of the unknowns' spread
+MAX_RADIUS = 0.05  # the largest (a larger box holds too many goals to pay for itself)
+MOVES = 16  # the typical step is the median of this many last ones (a line search's long trial
+# steps, and the first step of each round, are outliers)
 MEAN = 0.8  # weight of the past in running means of costs and steps
 JUDGE = 3  # culled evaluations before culling is judged on its measured cost
 WORTH = 0.8  # culling stays on while a culled evaluation costs less than this share of a full one
@@ -135,7 +138,7 @@ class Tree:
     first_leaf: np.ndarray
     last_leaf: np.ndarray
     leaves: np.ndarray  # the leaf nodes, in leaf order
-    inner_deepest_first: np.ndarray  # the inner nodes, each after its descendants
+    levels: list[np.ndarray]  # the inner nodes by depth, deepest first (each after its descendants)
 
     @property
     def n_leaves(self) -> int:
@@ -181,8 +184,13 @@ def build_tree(points: np.ndarray) -> Tree:
     leaf_starts = start_a[leaves]
     first_leaf = np.searchsorted(leaf_starts, start_a, side="left")
     last_leaf = np.searchsorted(leaf_starts, end_a, side="left") - 1
-    inner = np.flatnonzero(children_a[:, 0] >= 0)[::-1]  # children come after their parent
-    return Tree(perm, start_a, end_a, children_a, leaf_of_object, first_leaf, last_leaf, leaves, inner)
+    depth = np.zeros(len(start_a), np.int64)
+    for k in range(len(start_a)):  # children are made after their parent
+        if children_a[k, 0] >= 0:
+            depth[children_a[k]] = depth[k] + 1
+    inner = np.flatnonzero(children_a[:, 0] >= 0)
+    levels = [inner[depth[inner] == level] for level in range(int(depth.max(initial=0)), -1, -1)]
+    return Tree(perm, start_a, end_a, children_a, leaf_of_object, first_leaf, last_leaf, leaves, levels)
 
 
 @dataclass
@@ -222,10 +230,10 @@ def _node_boxes(tree: Tree, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray,
     ordered_lo, ordered_hi = lo[tree.perm], hi[tree.perm]
     out_lo[n + leaves] = np.minimum.reduceat(ordered_lo, tree.start[leaves], axis=0)
     out_hi[n + leaves] = np.maximum.reduceat(ordered_hi, tree.start[leaves], axis=0)
-    for k in tree.inner_deepest_first.tolist():
-        a, b = tree.children[k]
-        out_lo[n + k] = np.minimum(out_lo[n + a], out_lo[n + b])
-        out_hi[n + k] = np.maximum(out_hi[n + a], out_hi[n + b])
+    for level in tree.levels:
+        a, b = n + tree.children[level, 0], n + tree.children[level, 1]
+        out_lo[n + level] = np.minimum(out_lo[a], out_lo[b])
+        out_hi[n + level] = np.maximum(out_hi[a], out_hi[b])
     return out_lo, out_hi
 
 
@@ -373,22 +381,25 @@ class CompiledBounds:
     def __init__(self, kind: GoalKind, f: adcore.Fn, time_limit: float | None) -> None:
         self.used = _used(kind)
         self.compiled = adcore.Compiled(f, time_limit=time_limit, bounds_checks=False)
+        self._boxes: list[ColumnBoxes] | None = None  # whose node tables the memory holds
 
     def __call__(self, boxes: list[ColumnBoxes], ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         c = self.compiled
+        inputs, outputs = c.inputs, c.outputs  # (the lists are rebuilt in place if the code tiers up)
+        if self._boxes is not boxes:  # a new box: its node tables, written once for all its calls
+            for k, b in enumerate(boxes):
+                n = len(b.lo_in)
+                for view, array in zip(inputs[5 * k : 5 * k + 4], (b.lo_in, b.hi_in, b.lo_c, b.hi_c)):
+                    view[:n] = array
+            self._boxes = boxes
         lo_out, hi_out = np.empty(len(ids)), np.empty(len(ids))
-        for k, b in enumerate(boxes):
-            views = c.inputs[5 * k : 5 * k + 4]
-            n = len(b.lo_in)
-            for view, array in zip(views, (b.lo_in, b.hi_in, b.lo_c, b.hi_c)):
-                view[:n] = array
         for s in range(0, len(ids), BATCH):
             part = ids[s : s + BATCH]
             for k in range(len(boxes)):
-                c.inputs[5 * k + 4][: len(part)] = part[:, k]
+                inputs[5 * k + 4][: len(part)] = part[:, k]
             c.call_raw(len(part))
-            lo_out[s : s + len(part)] = c.outputs[0][: len(part)]
-            hi_out[s : s + len(part)] = c.outputs[1][: len(part)]
+            lo_out[s : s + len(part)] = outputs[0][: len(part)]
+            hi_out[s : s + len(part)] = outputs[1][: len(part)]
         return lo_out, hi_out
 
 
@@ -397,12 +408,14 @@ class Culler:
 
     Policy (each number measured, none assumed): the first evaluations run whole and time a full
     evaluation. Then goals are culled, at a box whose radius is `LIFE` times the typical distance
-    (in each unknown, the largest) between consecutive evaluation points, so that a box lasts about
-    `LIFE` evaluations; the time of a culled evaluation counts its share of sorting the box. Culling
+    (in each unknown, the largest; the median of the last `MOVES`) between consecutive evaluation
+    points, so that a box lasts about `LIFE` evaluations; the time of a culled evaluation counts its
+    share of sorting the box. Culling
     stops when it does not pay: at once when the first box's sorting spread over `LIFE` evaluations
     already exceeds `WORTH` of a full evaluation, else when the measured cost of culled evaluations
     does (large steps early in a layout: every point leaves its box). The energy then runs whole
     for `BACKOFF` evaluations, `BACKOFF_GROWTH` times longer each time, and culling is tried again.
+    Each layout stage has other goals and so other costs: a new stage starts the policy afresh.
     """
 
     def __init__(
@@ -428,12 +441,22 @@ class Culler:
         self.culled_runs = 0  # culled evaluations since culling was last turned on
         self.pending = 0.0  # seconds of sorting not yet charged to an evaluation
         self.step: float | None = None  # typical largest change of an unknown between evaluations
+        self.moves: list[float] = []  # the last MOVES such changes
         self.last: np.ndarray | None = None
         self.off_until = FULL_FIRST  # evaluations before which the energy runs whole
         self.backoff = BACKOFF
         self.evaluations = 0
         self.boxes = 0  # boxes sorted (for benchmarks and tests)
         self.tried = 0  # bounds computed, all boxes
+
+    def new_stage(self) -> None:
+        """A stage has other goals and unknowns, so other costs: its policy starts afresh."""
+        self.full_cost = self.cull_cost = None
+        self.culled_runs = 0
+        self.pending = 0.0
+        self.off_until = self.evaluations + FULL_FIRST
+        self.backoff = BACKOFF
+        self.center = None
 
     def wants(self) -> bool:
         """Whether the next evaluation should be culled."""
@@ -445,13 +468,17 @@ class Culler:
     def observe(self, x: np.ndarray, seconds: float, culled: bool) -> None:
         """One evaluation at x took `seconds`, culled or whole: update the costs, step and policy."""
         if self.last is not None and len(x) == len(self.last):
-            self.step = _mean(self.step, float(np.max(np.abs(x - self.last), initial=0.0)))
+            self.moves.append(float(np.max(np.abs(x - self.last), initial=0.0)))
+            del self.moves[:-MOVES]
+            self.step = float(np.median(self.moves))
         self.last = x.copy()
         self.evaluations += 1
         if not culled:
             self.full_cost = _mean(self.full_cost, seconds)
             return
-        assert self.full_cost is not None
+        if self.full_cost is None:  # nothing to judge against (culling was asked for)
+            self.pending = 0.0
+            return
         first = self.culled_runs == 0
         if first and self.pending / LIFE + seconds > WORTH * self.full_cost:
             self._stop()
@@ -478,7 +505,7 @@ class Culler:
         start = time.perf_counter()
         spread = float(np.ptp(x[varying])) if varying.any() else 1.0
         typical = self.step if self.step is not None else FIRST_RADIUS * spread
-        scale = max(LIFE * typical, MIN_RADIUS * max(spread, 1.0))
+        scale = min(max(LIFE * typical, MIN_RADIUS * max(spread, 1.0)), MAX_RADIUS * max(spread, 1.0))
         radius = self.radius = np.where(varying, scale, 0.0)
         self.center = x.copy()
         out = {}

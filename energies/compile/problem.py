@@ -197,9 +197,10 @@ class CompiledProblem:
         if self._active_stage != s or (self._culling and not cull):
             self.lists = [np.flatnonzero(mask) for mask in self._in_stage(s)]
             self.culled = (0.0, 0.0)
+            if culler is not None and self._active_stage != s:
+                culler.new_stage()
+                cull = culler.wants()
             self._active_stage, self._culling, self._listed = s, False, False
-            if culler is not None:
-                culler.center = None
         if cull and not (self._culling and culler.inside(x)):  # type: ignore[union-attr]
             sorted_ = culler.derive(x, s, self.stages[s].varying, self._in_stage(s))  # type: ignore[union-attr]
             c_obj = c_pen = 0.0
