@@ -77,9 +77,18 @@ class _Table:
 
     def goal_table(self) -> GoalTable:
         file, line = self.site
-        columns = [Column.of([r[c] for r in self.rows]) for c in range(len(self.rows[0]))]
+        columns = [column([r[c] for r in self.rows]) for c in range(len(self.rows[0]))]
         where = Where(0, 0, f"{file}:{line}")
         return GoalTable(self.kind, self.name, columns, self.stages, self.exclude, where)
+
+
+def column(values: list[Any]) -> Column:
+    """`values` as a table column: each distinct object once, in the order of first appearance.
+    (Column.of orders them by id, an address that changes from run to run: the energy's terms
+    would be summed in another order and the same program could give another layout.)"""
+    slots: dict[int, int] = {}
+    index = np.fromiter((slots.setdefault(id(v), len(slots)) for v in values), np.intp, len(values))
+    return Column(list({id(v): v for v in values}.values()), index)
 
 
 class DiagramBuilder:
