@@ -169,10 +169,8 @@ def test_a_constraint_given_a_number_where_it_wants_a_shape() -> None:
     db = DiagramBuilder()
     a = db.circle()
     e = raised(lambda: constraints.disjoint(a, 5, 10))  # mistake-shape
-    assert (
-        str(e)
-        == f"{__file__}:{line_of('mistake-shape')}: constraint disjoint: argument s2 must be a shape, not a number"
-    )
+    where = f"{__file__}:{line_of('mistake-shape')}"
+    assert str(e) == f"{where}: constraint disjoint: argument s2 must be a shape, not a number"
     frames = traceback.extract_tb(e.__traceback__)
     assert not any(f.filename.endswith(("goals.py", "shapes.py", "values.py")) for f in frames), frames
 
