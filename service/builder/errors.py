@@ -41,11 +41,19 @@ class BuilderAttributeError(BuilderError, AttributeError):
 def user_site() -> Site:
     """(file, line) of the innermost frame outside this package: the call the user wrote."""
     f = sys._getframe(1)
-    while f is not None and _internal(f.f_globals.get("__name__", "")):
+    while f is not None:
+        inside = _INTERNAL.get(f.f_code)
+        if inside is None:
+            inside = _INTERNAL[f.f_code] = _internal(f.f_globals.get("__name__", ""))
+        if not inside:
+            break
         f = f.f_back
     if f is None:
         return ("<unknown>", 0)
     return (f.f_code.co_filename, f.f_lineno)
+
+
+_INTERNAL: dict[object, bool] = {}  # code object -> whether it is ours (a loop stating goals asks often)
 
 
 def _internal(module: str) -> bool:

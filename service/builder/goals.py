@@ -24,7 +24,7 @@ from energies.expr import UnknownBranchError
 from energies.lang.errors import did_you_mean
 from energies.style.library_bridge import ArgCheck, arity_problem, goal_arg_checks
 
-from .errors import BuilderAttributeError, BuilderError, Site, user_facing, user_site
+from .errors import BuilderAttributeError, BuilderError, Site, user_facing
 from .values import describe, to_style
 
 
@@ -35,7 +35,7 @@ class Term:
     kind: str  # "constraint" or "objective"
     name: str  # Penrose's function name
     args: tuple[Any, ...]  # Style values (energies/diagram.py)
-    site: Site  # where the program made it
+    site: Site | None = None  # where it was stated (set by db.ensure / db.encourage when weighting it)
 
     def __repr__(self) -> str:
         return f"<{self.kind} {self.name}({', '.join(describe(a) for a in self.args)})>"
@@ -53,6 +53,8 @@ def term_maker(kind: str, name: str, fn: Callable[..., Any]) -> Callable[..., Te
     params = list(sig.parameters.values())
     checks: tuple[ArgCheck, ...] = goal_arg_checks(fn)
     label = f"{kind} {name}"
+    variadic = any(p.kind == p.VAR_POSITIONAL for p in params)
+    required = sum(p.default is p.empty and p.kind != p.VAR_POSITIONAL for p in params)
 
     def make(*args: Any, **kwargs: Any) -> Term:
         if kwargs:
@@ -63,9 +65,8 @@ def term_maker(kind: str, name: str, fn: Callable[..., Any]) -> Callable[..., Te
             # keywords become positions; a skipped optional parameter before a given one takes its default
             last = max(i for i, p in enumerate(params) if p.name in bound.arguments)
             args = tuple(bound.arguments.get(p.name, p.default) for p in params[: last + 1])
-        problem = arity_problem(impl, len(args))
-        if problem:
-            raise BuilderError(f"{label} {problem}")
+        if not (variadic or required <= len(args) <= len(params)):
+            raise BuilderError(f"{label} {arity_problem(impl, len(args))}")
         values = []
         for i, a in enumerate(args):
             try:
@@ -77,7 +78,7 @@ def term_maker(kind: str, name: str, fn: Callable[..., Any]) -> Callable[..., Te
                 if expected is not None and not expected[1](v):
                     raise BuilderError(f"{label}: argument {param} must be {expected[0]}, not {describe(a)}")
             values.append(v)
-        return Term(kind, name, tuple(values), user_site())
+        return Term(kind, name, tuple(values))
 
     make.__name__ = make.__qualname__ = name
     make.__doc__ = (

@@ -140,6 +140,9 @@ def to_style(v: Any) -> Any:
     """`v` as the Style evaluator's value: shapes as ShapeInstances, numbers as floats, sequences
     as lists, colors as rgba lists (Penrose's none stays a Color). A BuilderError names a value no
     diagram can hold."""
+    fast = _AS_IS.get(type(v))
+    if fast is not None:
+        return fast(v)
     if isinstance(v, Node | str | PathCmd | ShapeInstance) or v is None:
         return v
     if isinstance(v, bool | np.bool_):
@@ -156,6 +159,16 @@ def to_style(v: Any) -> Any:
     if isinstance(v, np.ndarray):
         return to_style(v.tolist())
     raise BuilderError(f"{describe(v)} cannot be a value of a diagram")
+
+
+_AS_IS: dict[type, Callable[[Any], Any]] = {
+    float: lambda v: v,
+    int: float,
+    bool: lambda v: v,
+    str: lambda v: v,
+    Node: lambda v: v,
+    ShapeInstance: lambda v: v,
+}
 
 
 def from_style(v: Any, shape_of: Callable[[ShapeInstance], Any]) -> Any:
