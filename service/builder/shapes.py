@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from difflib import get_close_matches
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from energies.diagram import ShapeInstance
 from energies.expr import Node, input_node
@@ -40,8 +40,9 @@ from energies.text.labels import LabelError, measure_label
 from .errors import BuilderAttributeError, BuilderError
 from .values import describe, from_style, is_scalar, to_style
 
-if TYPE_CHECKING:
-    from .builder import DiagramBuilder
+# The builder (service.builder.builder) imports this module; it is typed `Any` here so that the
+# import runs one way: DiagramBuilder = Any.
+DiagramBuilder = Any
 
 MISSPELLING = 0.8  # difflib's ratio above which an unknown keyword reads as a misspelt property
 LABEL_PROPS = ("width", "height", "ascent", "descent")
