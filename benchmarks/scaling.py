@@ -38,6 +38,7 @@ running anything. matplotlib (the `bench` extra) is needed only for the plot.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -74,10 +75,8 @@ def child(spec: dict[str, Any]) -> Row:
         return render_trio(t.domain, t.substance, t.style, str(variation), time_limit=time_limit)
 
     t0 = time.perf_counter()
-    try:
+    with contextlib.suppress(Exception):  # the warm-up loads what layouts need; a failed one did too
         render(WARM_UP_N, "warm-up", spec["timeout"])
-    except Exception:  # the warm-up only loads what layouts need; a failed one has loaded it too
-        pass
     row: Row = {"warm_up_s": time.perf_counter() - t0}
     t = trio(spec["series"], spec["n"], spec["variation"], spec["registry"])
     try:
@@ -186,7 +185,11 @@ def run_all(args: argparse.Namespace) -> list[Row]:
                     if impl in stopped:
                         continue
                     for k in range(args.variations):
-                        pictures = out / "pictures" / f"{series}-{n}-{impl}" if n in args.pictures and k == 0 else None
+                        pictures = (
+                            out / "pictures" / f"{series}-{n}-{impl}"
+                            if n in args.pictures and k == 0
+                            else None
+                        )
                         if impl == "ours":
                             spec = {
                                 "series": series,
@@ -218,8 +221,9 @@ def brief(row: Row) -> str:
     if row["status"] != "ok":
         return f"{head} ({str(row.get('error'))[:200]}) wall {row.get('wall_s', float('nan')):.1f} s"
     return (
-        f"{head} total {row['total_s']:.2f} s (compile {row['compile_s']:.2f}, optimize {row['optimize_s']:.2f})"
-        f" energy {row['energy']:.4g} violated {row['violated']} load {row['load1']:.2f}"
+        f"{head} total {row['total_s']:.2f} s (compile {row['compile_s']:.2f},"
+        f" optimize {row['optimize_s']:.2f}) energy {row['energy']:.4g} violated {row['violated']}"
+        f" load {row['load1']:.2f}"
     )
 
 
@@ -264,8 +268,9 @@ def cell(rows: Sequence[Row] | None, timeout: float) -> dict[str, str]:
 def table(rows: Sequence[Row], timeout: float) -> str:
     by = groups(rows)
     lines = [
-        "| series | N | goals | ours compile s | ours optimize s | ours total s | ours energy | ours violated "
-        "| ours RSS MB | ours status | Penrose total s | Penrose energy | Penrose violated | Penrose status |",
+        "| series | N | goals | ours compile s | ours optimize s | ours total s | ours energy "
+        "| ours violated | ours RSS MB | ours status | Penrose total s | Penrose energy | Penrose violated "
+        "| Penrose status |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for series, n in sorted({(s, n) for s, n, _ in by}, key=lambda k: (SERIES.index(k[0]), k[1])):
@@ -303,21 +308,30 @@ def plot(rows: Sequence[Row], path: Path, timeout: float) -> None:
                 ax_t.plot(*zip(*finished), style, marker=marker, color=colors[series], label=label)
                 energies = [(n, median_of(by[series, n, impl], "energy")) for n, _ in finished]
                 ax_e.plot(*zip(*energies), style, marker=marker, color=colors[series], label=label)
-            timed_out = [n for n, t in done if t is None and any(r["status"] == "timeout" for r in by[series, n, impl])]
+            timed_out = [
+                n for n, t in done if t is None and any(r["status"] == "timeout" for r in by[series, n, impl])
+            ]
             if timed_out:
                 ax_t.plot(
                     timed_out, [timeout] * len(timed_out), marker=marker, linestyle="none",
                     markerfacecolor="none", color=colors[series], markersize=10,
                 )  # fmt: skip
     ax_t.axhline(timeout, color="gray", linewidth=0.8, linestyle=":")
-    ax_t.text(ax_t.get_xlim()[0], timeout, f" timeout {timeout:g} s (hollow: did not finish)", va="bottom", fontsize=8)
+    ax_t.text(
+        ax_t.get_xlim()[0],
+        timeout,
+        f" timeout {timeout:g} s (hollow: did not finish)",
+        va="bottom",
+        fontsize=8,
+    )
     for ax in (ax_t, ax_e):
         ax.set_xscale("log", base=2)
         ax.set_xlabel("N (objects)")
         ax.grid(True, which="both", alpha=0.3)
     ax_t.set_yscale("log")
     ax_t.set_ylabel("seconds to a diagram (median over variations)")
-    ax_t.legend(fontsize=8, ncol=2)
+    if ax_t.get_legend_handles_labels()[0]:
+        ax_t.legend(fontsize=8, ncol=2)
     ax_e.set_yscale("symlog", linthresh=1.0)
     ax_e.set_ylabel("final energy (median; symmetric log)")
     fig.suptitle("Scaling: registry Styles on N objects, ours (solid) and Penrose (dashed)")
@@ -328,7 +342,9 @@ def plot(rows: Sequence[Row], path: Path, timeout: float) -> None:
 
 
 def read_rows(paths: Iterable[Path]) -> list[Row]:
-    return [json.loads(line) for p in paths for line in p.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [
+        json.loads(line) for p in paths for line in p.read_text(encoding="utf-8").splitlines() if line.strip()
+    ]
 
 
 def parser() -> argparse.ArgumentParser:
@@ -361,7 +377,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(text)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "scaling.md").write_text(text, encoding="utf-8")
-    plot(rows, args.plot or args.out / "scaling.png", timeout)
+    try:
+        plot(rows, args.plot or args.out / "scaling.png", timeout)
+    except ModuleNotFoundError as e:
+        if e.name != "matplotlib":
+            raise
+        print("no plot: matplotlib is not installed (pip install -e '.[bench]')", file=sys.stderr)
 
 
 if __name__ == "__main__":
