@@ -21,15 +21,17 @@ sizes would too), unless `--keep-going`.
 Each run is one JSON row of OUT/scaling.jsonl, appended as it finishes: series, n, variation,
 impl (ours | penrose), status (ok | timeout | error), error, compile_s (ours: parsing, matching,
 Style evaluation and energy compilation; Penrose: its compile()), optimize_s, total_s (through
-the SVG), wall_s (the child process as the parent saw it, including start-up and warm-up),
+the SVG), wall_s (the child process as the parent saw it, including start-up and warm-up;
+warm_up_s that warm-up), load1_start and load1 (the 1-minute load average before and after),
 energy, constraints, objectives, violated (constraints above 1e-3), peak_rss_mb (ours), starts
 (ours: portfolio starts run). The markdown table (OUT/scaling.md, also printed) has one line per
 series and size: medians over the variations that finished, with the energy's range. The plot
 (`--plot`, default OUT/scaling.png; the committed figure is docs/scaling.png) is log-log time
 against N per series, ours solid and Penrose dashed, a hollow marker at the timeout for a size
 that did not finish, and beside it the median energy (symmetric-log axis: energies can be
-negative). For the sizes in `--pictures`, variation 0's SVG and a PNG (resvg, as the service
-converts) of both layouts go to OUT/pictures/<series>-<n>-<impl>.{svg,png}.
+negative). For the sizes in `--pictures`, variation 0's SVG of both layouts goes to
+OUT/pictures/<series>-<n>-<impl>.svg, and a PNG beside it (resvg, as the service converts, at
+most 4 Mpx), made by the parent after the run, outside every clock.
 
 `--from-rows` remakes the table and plot from earlier row files (e.g. two sittings) without
 running anything. matplotlib (the `bench` extra) is needed only for the plot.
@@ -57,7 +59,7 @@ Row = dict[str, Any]
 DEFAULT_SIZES = [8, 16, 32, 64, 128, 256, 512, 1024]
 GRACE_S = 120.0  # a child's start-up and warm-up, beyond the layout's own time limit
 WARM_UP_N = 4
-MAX_PNG_PIXELS = 30_000_000  # under service.formats' refusal threshold
+MAX_PNG_PIXELS = 4_000_000
 
 
 # ---------------------------------------------------------------------------------------------
@@ -98,18 +100,21 @@ def child(spec: dict[str, Any]) -> Row:
             max_violation=opt.max_constraint_violation,
             starts=len(r.portfolio.starts) if r.portfolio is not None else 1,
         )
-        if spec.get("pictures"):
-            save_pictures(r.svg, Path(spec["pictures"]))
+        if spec.get("pictures"):  # the PNG is the parent's, after the run and outside its clock
+            stem = Path(spec["pictures"])
+            stem.parent.mkdir(parents=True, exist_ok=True)
+            stem.with_suffix(".svg").write_text(r.svg, encoding="utf-8")
     row["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return row
 
 
-def save_pictures(svg: str, stem: Path) -> None:
-    """`stem`.svg and `stem`.png (resvg at 1 px per SVG px, less for a picture of over 30 Mpx)."""
+def save_png(stem: Path) -> None:
+    """`stem`.png from `stem`.svg: resvg (as the service converts) at 1 px per SVG px, less for a
+    picture of over 4 Mpx. resvg's time grows with the pixels its shapes cover: a large Venn
+    diagram's huge overlapping circles take minutes at full size."""
     from service.formats import convert
 
-    stem.parent.mkdir(parents=True, exist_ok=True)
-    stem.with_suffix(".svg").write_text(svg, encoding="utf-8")
+    svg = stem.with_suffix(".svg").read_text(encoding="utf-8")
     root = re.search(r"<svg\b[^>]*>", svg)
     sides = re.findall(r'\b(?:width|height)="([\d.]+)', root.group(0) if root else "")
     pixels = math.prod(float(s) for s in sides) if len(sides) == 2 else 0.0
@@ -129,7 +134,8 @@ def run_ours(spec: dict[str, Any]) -> Row:
             command, capture_output=True, text=True, timeout=spec["timeout"] + GRACE_S, check=False
         )
     except subprocess.TimeoutExpired:
-        return {"status": "timeout", "error": f"killed after {spec['timeout'] + GRACE_S:g} s"}
+        wall = time.perf_counter() - t0
+        return {"status": "timeout", "error": f"killed after {wall:.0f} s", "wall_s": wall}
     wall = time.perf_counter() - t0
     lines = done.stdout.strip().splitlines()
     try:
@@ -164,48 +170,45 @@ def run_penrose(series: str, n: int, variation: int, args: argparse.Namespace, p
             max_violation=out.get("maxConstrViolation"),
         )
         if pictures is not None and isinstance(out.get("svg"), str):
-            save_pictures(out["svg"], pictures)
+            pictures.parent.mkdir(parents=True, exist_ok=True)
+            pictures.with_suffix(".svg").write_text(out["svg"], encoding="utf-8")
+    return row
+
+
+def run_one(series: str, n: int, k: int, impl: str, args: argparse.Namespace) -> Row:
+    """One run, ours or Penrose's, as a row; its pictures when its size is one of `--pictures`."""
+    pictures = args.out / "pictures" / f"{series}-{n}-{impl}" if n in args.pictures and k == 0 else None
+    if pictures is not None:
+        pictures.with_suffix(".svg").unlink(missing_ok=True)  # an earlier sitting's
+    load = os.getloadavg()[0]
+    if impl == "ours":
+        spec = {"series": series, "n": n, "variation": k, "registry": str(args.registry)}
+        spec |= {"timeout": args.timeout, "pictures": str(pictures) if pictures else None}
+        result = run_ours(spec)
+    else:
+        result = run_penrose(series, n, k, args, pictures)
+    row = {"series": series, "n": n, "variation": k, "impl": impl, **result, "timeout": args.timeout}
+    row |= {"date": time.strftime("%Y-%m-%d %H:%M"), "load1_start": load, "load1": os.getloadavg()[0]}
+    if pictures is not None and pictures.with_suffix(".svg").is_file():
+        save_png(pictures)
     return row
 
 
 def run_all(args: argparse.Namespace) -> list[Row]:
-    out: Path = args.out
-    out.mkdir(parents=True, exist_ok=True)
+    args.out.mkdir(parents=True, exist_ok=True)
     rows: list[Row] = []
     impls = ["ours", "penrose"] if args.penrose else ["ours"]
     if args.penrose:
         from registry.penrose_task import ensure_runner_installed
 
         ensure_runner_installed()
-    with (out / "scaling.jsonl").open("a", encoding="utf-8") as sink:
+    with (args.out / "scaling.jsonl").open("a", encoding="utf-8") as sink:
         for series in args.series:
             stopped: set[str] = set()
             for n in args.sizes:
-                for impl in impls:
-                    if impl in stopped:
-                        continue
+                for impl in [i for i in impls if i not in stopped]:
                     for k in range(args.variations):
-                        pictures = (
-                            out / "pictures" / f"{series}-{n}-{impl}"
-                            if n in args.pictures and k == 0
-                            else None
-                        )
-                        if impl == "ours":
-                            spec = {
-                                "series": series,
-                                "n": n,
-                                "variation": k,
-                                "registry": str(args.registry),
-                                "timeout": args.timeout,
-                                "pictures": str(pictures) if pictures else None,
-                            }
-                            result = run_ours(spec)
-                        else:
-                            result = run_penrose(series, n, k, args, pictures)
-                        row = {"series": series, "n": n, "variation": k, "impl": impl, **result}
-                        row["timeout"] = args.timeout
-                        row["date"] = time.strftime("%Y-%m-%d %H:%M")
-                        row["load1"] = os.getloadavg()[0]
+                        row = run_one(series, n, k, impl, args)
                         rows.append(row)
                         sink.write(json.dumps(row) + "\n")
                         sink.flush()
