@@ -34,7 +34,9 @@ OUT/pictures/<series>-<n>-<impl>.svg, and a PNG beside it (resvg, as the service
 most 4 Mpx), made by the parent after the run, outside every clock.
 
 `--from-rows` remakes the table and plot from earlier row files (e.g. two sittings) without
-running anything. matplotlib (the `bench` extra) is needed only for the plot.
+running anything; a later file's rows of a series, size and implementation replace an earlier
+file's (a rerun with more variations or a longer timeout). matplotlib (the `bench` extra) is
+needed only for the plot.
 """
 
 from __future__ import annotations
@@ -345,9 +347,12 @@ def plot(rows: Sequence[Row], path: Path, timeout: float) -> None:
 
 
 def read_rows(paths: Iterable[Path]) -> list[Row]:
-    return [
-        json.loads(line) for p in paths for line in p.read_text(encoding="utf-8").splitlines() if line.strip()
-    ]
+    """The rows of several files; a later file's rows of a (series, N, impl) replace an earlier's."""
+    kept: dict[tuple[str, int, str], list[Row]] = {}
+    for p in paths:
+        lines = p.read_text(encoding="utf-8").splitlines()
+        kept |= groups(json.loads(line) for line in lines if line.strip())
+    return [r for rows in kept.values() for r in rows]
 
 
 def parser() -> argparse.ArgumentParser:

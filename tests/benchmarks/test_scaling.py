@@ -164,3 +164,13 @@ def test_driver_records_runs_and_stops_at_a_timeout(tmp_path: Path) -> None:
     assert (pictures / "circles-8-ours.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     if importlib.util.find_spec("matplotlib") is not None:  # the bench extra; without it, no plot
         assert (out / "scaling.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_later_row_files_replace_earlier_rows_of_a_size(tmp_path: Path) -> None:
+    first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    rows = [{"series": "venn", "n": n, "impl": "ours", "variation": 0, "status": "timeout"} for n in (8, 16)]
+    first.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    rerun = [{**rows[1], "variation": k, "status": "ok"} for k in range(3)]
+    second.write_text("".join(json.dumps(r) + "\n" for r in rerun))
+    got = sorted((r["n"], r["variation"], r["status"]) for r in scaling.read_rows([first, second]))
+    assert got == [(8, 0, "timeout"), (16, 0, "ok"), (16, 1, "ok"), (16, 2, "ok")]
