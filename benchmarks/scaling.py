@@ -165,7 +165,8 @@ def run_penrose(series: str, n: int, variation: int, args: argparse.Namespace, p
             compile_s=out["compileMs"] / 1e3,
             optimize_s=out["optimizeMs"] / 1e3,
             total_s=out["totalMs"] / 1e3,
-            energy=out.get("energy"),
+            # JSON has no infinity: the runner writes a non-finite energy as null (its `nan` flag)
+            energy=math.inf if out.get("energy") is None else out["energy"],
             constraints=out.get("nConstraints"),
             objectives=out.get("nObjectives"),
             violated=out.get("nViolated"),

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import math
 from collections import Counter
 from pathlib import Path
 
@@ -135,10 +136,10 @@ def test_table_gives_medians_ranges_and_timeouts() -> None:
         return {**base, **done, "constraints": 5, "objectives": 7, "violated": 0} if status == "ok" else base
 
     rows = [row("ours", "ok", 3.0, 1.0), row("ours", "ok", 1.0, 4.0), row("ours", "ok", 2.0, 2.0)]
-    rows += [row("penrose", "timeout"), row("penrose", "ok", -5.0, 9.0)]
+    rows += [row("penrose", "timeout"), row("penrose", "ok", -5.0, 9.0), row("penrose", "ok", math.inf, 7.0)]
     line = scaling.table(rows, 60).splitlines()[2].split(" | ")
     assert line[2:8] == ["12", "0.50", "1.50", "2.00", "2 (1 to 3)", "0"]
-    assert line[9:] == ["3 ok", "9.00", "-5", "0", "1 ok, 1 timeout |"]
+    assert line[9:] == ["3 ok", "8.00", "inf (-5 to inf)", "0", "2 ok, 1 timeout |"]
     only_timeouts = scaling.table([row("ours", "timeout")], 60).splitlines()[2]
     assert "| > 60 | - | - |" in only_timeouts
 
