@@ -28,10 +28,11 @@ energy, constraints, objectives, violated (constraints above 1e-3), peak_rss_mb 
 series and size: medians over the variations that finished, with the energy's range. The plot
 (`--plot`, default OUT/scaling.png; the committed figure is docs/scaling.png) is log-log time
 against N per series, ours solid and Penrose dashed, a hollow marker at the timeout for a size
-that did not finish, and beside it the median energy (symmetric-log axis: energies can be
-negative). For the sizes in `--pictures`, variation 0's SVG of both layouts goes to
-OUT/pictures/<series>-<n>-<impl>.svg, and a PNG beside it (resvg, as the service converts, at
-most 4 Mpx), made by the parent after the run, outside every clock.
+that did not finish, and beside it each series' median energy (symmetric-log axes: energies can
+be negative, and differ by hundreds of orders of magnitude between series). For the sizes in
+`--pictures`, variation 0's SVG of both layouts goes to OUT/pictures/<series>-<n>-<impl>.svg,
+and a PNG beside it (resvg, as the service converts, at most 4 Mpx), made by the parent after
+the run, outside every clock.
 
 `--from-rows` remakes the table and plot from earlier row files (e.g. two sittings) without
 running anything; a later file's rows of a series, size and implementation replace an earlier
@@ -262,7 +263,7 @@ def cell(rows: Sequence[Row] | None, timeout: float) -> dict[str, str]:
     energies = sorted(r["energy"] for r in ok)
     energy = f"{statistics.median(energies):.4g}"
     if len(energies) > 1:
-        energy += f" ({energies[0]:.3g} to {energies[-1]:.3g})"
+        energy += f" ({energies[0]:.4g} to {energies[-1]:.4g})"
     return {
         "total": f"{median_of(ok, 'total_s'):.2f}",
         "energy": energy,
@@ -302,9 +303,14 @@ def plot(rows: Sequence[Row], path: Path, timeout: float) -> None:
     import matplotlib.pyplot as plt
 
     by = groups(rows)
-    fig, (ax_t, ax_e) = plt.subplots(1, 2, figsize=(13, 5.5))
+    shown = [s for s in SERIES if any(k[0] == s for k in by)]
+    fig = plt.figure(figsize=(15, 6.5))
+    grid = fig.add_gridspec(2, 4)
+    ax_t = fig.add_subplot(grid[:, :2])
+    energy_axes = {s: fig.add_subplot(grid[i // 2, 2 + i % 2]) for i, s in enumerate(shown)}
     colors = dict(zip(SERIES, plt.rcParams["axes.prop_cycle"].by_key()["color"], strict=False))
-    for series in [s for s in SERIES if any(k[0] == s for k in by)]:
+    for series in shown:
+        ax_e = energy_axes[series]
         for impl, style, marker in (("ours", "-", "o"), ("penrose", "--", "s")):
             sizes = sorted(n for s, n, i in by if s == series and i == impl)
             done = [(n, median_of(by[series, n, impl], "total_s")) for n in sizes]
@@ -314,32 +320,25 @@ def plot(rows: Sequence[Row], path: Path, timeout: float) -> None:
                 ax_t.plot(*zip(*finished), style, marker=marker, color=colors[series], label=label)
                 energies = [(n, median_of(by[series, n, impl], "energy")) for n, _ in finished]
                 ax_e.plot(*zip(*energies), style, marker=marker, color=colors[series], label=label)
-            timed_out = [
-                n for n, t in done if t is None and any(r["status"] == "timeout" for r in by[series, n, impl])
-            ]
-            if timed_out:
-                ax_t.plot(
-                    timed_out, [timeout] * len(timed_out), marker=marker, linestyle="none",
-                    markerfacecolor="none", color=colors[series], markersize=10,
-                )  # fmt: skip
-    ax_t.axhline(timeout, color="gray", linewidth=0.8, linestyle=":")
-    ax_t.text(
-        ax_t.get_xlim()[0],
-        timeout,
-        f" timeout {timeout:g} s (hollow: did not finish)",
-        va="bottom",
-        fontsize=8,
-    )
-    for ax in (ax_t, ax_e):
+            for n, t in done:  # a size that did not finish: a hollow marker at its timeout
+                over = [r["timeout"] for r in by[series, n, impl] if r["status"] == "timeout"]
+                if t is None and over:
+                    ax_t.plot(
+                        [n], [max(over)], marker=marker, markerfacecolor="none", color=colors[series],
+                        markersize=10, linestyle="none",
+                    )  # fmt: skip
+        ax_e.set_title(f"{series}: final energy (median)", fontsize=9)
+        ax_e.set_yscale("symlog", linthresh=1.0)
+        ax_e.tick_params(labelsize=7)
+    for ax in (ax_t, *energy_axes.values()):
         ax.set_xscale("log", base=2)
-        ax.set_xlabel("N (objects)")
         ax.grid(True, which="both", alpha=0.3)
+    ax_t.set_xlabel("N (objects)")
     ax_t.set_yscale("log")
     ax_t.set_ylabel("seconds to a diagram (median over variations)")
+    ax_t.set_title("hollow: did not finish, drawn at its timeout", fontsize=9)
     if ax_t.get_legend_handles_labels()[0]:
         ax_t.legend(fontsize=8, ncol=2)
-    ax_e.set_yscale("symlog", linthresh=1.0)
-    ax_e.set_ylabel("final energy (median; symmetric log)")
     fig.suptitle("Scaling: registry Styles on N objects, ours (solid) and Penrose (dashed)")
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
