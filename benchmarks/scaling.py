@@ -75,9 +75,9 @@ def child(spec: dict[str, Any]) -> Row:
     from energies.diagram import count_goals
     from service import render_trio
 
-    def render(n: int, variation: Any, time_limit: float) -> Any:
+    def render(n: int, variation: str, time_limit: float) -> Any:
         t = trio(spec["series"], n, 0, spec["registry"])
-        return render_trio(t.domain, t.substance, t.style, str(variation), time_limit=time_limit)
+        return render_trio(t.domain, t.substance, t.style, variation, time_limit=time_limit)
 
     t0 = time.perf_counter()
     with contextlib.suppress(Exception):  # the warm-up loads what layouts need; a failed one did too
