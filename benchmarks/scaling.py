@@ -115,7 +115,7 @@ def save_png(stem: Path) -> None:
     """`stem`.png from `stem`.svg: resvg (as the service converts) at 1 px per SVG px, less for a
     picture of over 4 Mpx. resvg's time grows with the pixels its shapes cover: a large Venn
     diagram's huge overlapping circles take minutes at full size."""
-    from service.formats import convert
+    from service.render.formats import convert
 
     svg = stem.with_suffix(".svg").read_text(encoding="utf-8")
     root = re.search(r"<svg\b[^>]*>", svg)
