@@ -4,6 +4,8 @@
     r = render_file("venn.trio.json")          # a Rendering; in Jupyter it displays itself
     r.save("venn.png")                          # or r.svg, r.to("pdf"), r.report(), r.warnings
 
+    from service import DiagramBuilder, constraints, objectives    # diagrams stated in Python
+
 Names are imported on first use, so `import service` (and the command line) starts fast.
 """
 
@@ -11,8 +13,29 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["Rendering", "TrioError", "TrioSpec", "load_trio", "render_file", "render_trio"]
+__all__ = [
+    "BuilderError",
+    "DiagramBuilder",
+    "DiagramWidget",
+    "Rendering",
+    "TrioError",
+    "TrioSpec",
+    "constraints",
+    "functions",
+    "load_trio",
+    "objectives",
+    "render_diagram",
+    "render_file",
+    "render_trio",
+]
 _HOMES = {
+    "BuilderError": "builder",
+    "DiagramBuilder": "builder",
+    "constraints": "builder",
+    "functions": "builder",
+    "objectives": "builder",
+    "DiagramWidget": "widget",
+    "render_diagram": "pipeline",
     "Rendering": "pipeline",
     "render_file": "pipeline",
     "render_trio": "pipeline",

@@ -2,6 +2,7 @@
 
     render_trio(domain, substance, style, variation) -> Rendering   (style: a text, or a list joined)
     render_file("x.trio.json", variation=None) -> Rendering            (local images inlined)
+    render_diagram(diagram) -> Rendering          (a Diagram a program built: service.builder)
     rendering.svg; rendering.to("png" | "pdf"); rendering.save("x.png"); rendering.report()
 
 A Rendering displays itself in Jupyter (SVG and PNG) and prints as one line.
@@ -186,20 +187,15 @@ def render_trio(
     sys.setrecursionlimit(max(sys.getrecursionlimit(), RECURSION_LIMIT))
     try:
         with deadline(time_limit):
-            return _render_trio(
-                domain,
-                substance,
-                style,
-                variation,
-                exclude_warnings,
-                time_limit,
-                max_iterations,
-                resolve_image,
-                on_progress,
-                portfolio or PortfolioSettings(),
-                observe,
-                safe_svg,
-            )
+            options = {
+                "max_iterations": max_iterations,
+                "resolve_image": resolve_image,
+                "on_progress": on_progress,
+                "settings": portfolio or PortfolioSettings(),
+                "observe": observe,
+                "safe_svg": safe_svg,
+            }
+            return _render_trio(domain, substance, style, variation, exclude_warnings, time_limit, options)
     except DeadlineExceeded as e:
         message = f"the layout exceeded its time limit of {time_limit:g} s while {e.phase}"
         raise LayoutError("timeout", message) from None
@@ -212,12 +208,7 @@ def _render_trio(
     variation: str,
     exclude_warnings: Sequence[str],
     time_limit: float,
-    max_iterations: int,
-    resolve_image: ImageResolver | None,
-    on_progress: Callable[[Any], None] | None,
-    settings: PortfolioSettings,
-    observe: Callable[[Any], Any] | None,
-    safe_svg: bool,
+    options: dict[str, Any],
 ) -> Rendering:
     """`render_trio`'s phases, run under its deadline (energies.limits)."""
     from energies.diagram_build import build_diagram
@@ -232,6 +223,56 @@ def _render_trio(
         diagram = build_diagram(domain, substance, style, variation, tuple(exclude_warnings))
         DIAGRAMS.put(key, (diagram, max(0, sys.getallocatedblocks() - blocks)))
     check_deadline("building the diagram")
+    return _lay_out(diagram, t0, time_limit, **options)
+
+
+def render_diagram(
+    diagram: Diagram,
+    *,
+    time_limit: float = 60.0,
+    max_iterations: int = 100_000,
+    resolve_image: ImageResolver | None = None,
+    on_progress: Callable[[Any], None] | None = None,
+    portfolio: PortfolioSettings | None = None,
+    observe: Callable[[Any], Any] | None = None,
+    safe_svg: bool = True,
+) -> Rendering:
+    """Lay out and render a `Diagram` built by a program (service.builder) rather than from a trio:
+    the same phases after the Style's evaluation, with render_trio's options and its `LayoutError`s.
+    The diagram's `variation` seeds the portfolio's starts as a trio's does."""
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), RECURSION_LIMIT))
+    try:
+        with deadline(time_limit):
+            return _lay_out(
+                diagram,
+                time.perf_counter(),
+                time_limit,
+                max_iterations=max_iterations,
+                resolve_image=resolve_image,
+                on_progress=on_progress,
+                settings=portfolio or PortfolioSettings(),
+                observe=observe,
+                safe_svg=safe_svg,
+            )
+    except DeadlineExceeded as e:
+        message = f"the layout exceeded its time limit of {time_limit:g} s while {e.phase}"
+        raise LayoutError("timeout", message) from None
+
+
+def _lay_out(
+    diagram: Diagram,
+    t0: float,
+    time_limit: float,
+    *,
+    max_iterations: int,
+    resolve_image: ImageResolver | None,
+    on_progress: Callable[[Any], None] | None,
+    settings: PortfolioSettings,
+    observe: Callable[[Any], Any] | None,
+    safe_svg: bool,
+) -> Rendering:
+    """Compile, optimize and render a diagram (the phases after its build, which began at `t0`)."""
+    variation = diagram.variation
     try:
         problem = compile_problem(diagram, time_limit=remaining())
     except WasmTrap as e:
