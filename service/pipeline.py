@@ -42,10 +42,9 @@ from service.render.svg import ImageResolver, render_svg
 RECURSION_LIMIT = 20_000
 
 
-# Python heap bytes per memory block a diagram's build leaves allocated (sys.getallocatedblocks):
-# tracemalloc measured 55-57 bytes per block freed with the diagram over 8 registry trios. Blocks
-# counted without a collection include the build's cyclic garbage, so the weight errs high (up to
-# 2.9x for geometry-domain/siggraph-teaser, 1.02-1.22x for the 5 largest diagrams).
+# Python heap bytes per memory block a diagram's build leaves allocated (sys.getallocatedblocks).
+# Blocks counted without a collection include the build's cyclic garbage, so the weight errs high,
+# never low (the measurement behind the constant: docs/operations.md).
 BYTES_PER_BLOCK = 56
 
 

@@ -171,10 +171,10 @@ class _SubstanceBuilder:
 # ---- public API ------------------------------------------------------------------------
 
 
-# ASTs are immutable, so identical texts (registry trios share Style files) parse once. The parsed
-# programs of all three languages share one LRU, bounded in bytes by a host (the service's workers:
-# PENROSE_PARSE_CACHE_MB): tracemalloc measured 18-71 bytes of AST per character (median 46) over
-# the 24 programs of 8 registry trios, and the text itself is kept as the key.
+# ASTs are immutable, so identical texts (trios share Style files) parse once. The parsed programs
+# of all three languages share one LRU, bounded in bytes by a host (the service's workers:
+# PENROSE_PARSE_CACHE_MB); an entry weighs its AST, estimated per character of text (the
+# measurement behind BYTES_PER_CHAR: docs/operations.md), and the text itself, kept as the key.
 BYTES_PER_CHAR = 50
 PARSED: LRU[tuple[str, str], tuple[Any, int]] = LRU(768, weight=lambda entry: entry[1] * BYTES_PER_CHAR)
 

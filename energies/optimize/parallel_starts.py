@@ -17,10 +17,10 @@ Starts still running when the portfolio stops are killed with their workers: nev
 
 Why fork: a compiled problem (a wasmtime store with its tables in linear memory, Python closures)
 cannot be sent to another process, and compiling it again costs more than a typical start. A forked
-worker inherits it; the fork and the copy-on-write faults that follow cost a worker 10-70 ms, once
-per portfolio (``benchmarks/parallel_starts.py``). Below ``MIN_EVALUATIONS`` evaluations of start 0
-(a few tens of milliseconds) that is most of the work, and the starts stay here; the decision reads
-a count, never a clock, though either way the layout is the same.
+worker inherits it; the fork and the copy-on-write faults that follow are paid once per portfolio
+(measured by ``benchmarks/parallel_starts.py``, docs/benchmarks.md). Below ``MIN_EVALUATIONS``
+evaluations of start 0 that is most of the work, and the starts stay here; the decision reads a
+count, never a clock, though either way the layout is the same.
 
 Workers are forked once the energy runs optimized code: a large module starts on baseline code
 while a thread compiles the optimized one, and a forked worker, without that thread, would stay on
