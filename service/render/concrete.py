@@ -50,9 +50,9 @@ def convert(t: PropType, v: Any, x: np.ndarray, memo: dict[int, Any]) -> Any:
     if t is PropType.COLOR:
         return v if isinstance(v, Color) else Color(*(float(c) for c in v))
     if t is PropType.PATH_DATA:
-        from energies.library.paths import to_render_path
+        from energies.library.paths import concrete_path
 
-        return tuple(to_render_path(v))
+        return concrete_path(v)
     if t is PropType.SHAPE_LIST:
         return tuple(concrete_shape(m, x, memo) if isinstance(m, ShapeInstance) else m for m in v)
     if t is PropType.CLIP_DATA:
