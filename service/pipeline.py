@@ -20,9 +20,10 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from adcore import LRU, WasmCompileError, WasmTimeout, WasmTrap
+from adcore import WasmCompileError, WasmTimeout, WasmTrap
+from energies.caches import PROCESS_CACHES, Caches
 from energies.compile import compile_problem
 from energies.diagram import Diagram
 from energies.infeasible import infeasible_warnings
@@ -42,26 +43,13 @@ from service.render.svg import ImageResolver, render_svg
 RECURSION_LIMIT = 20_000
 
 
-# Python heap bytes per memory block a diagram's build leaves allocated (sys.getallocatedblocks).
-# Blocks counted without a collection include the build's cyclic garbage, so the weight errs high,
-# never low (the measurement behind the constant: docs/operations.md).
-BYTES_PER_BLOCK = 56
-
-
-def diagram_weight(entry: tuple[Diagram, int]) -> float:
-    return entry[1] * BYTES_PER_BLOCK
-
-
-# The diagrams built from the last requests with the blocks their builds left: a repeated trio and
-# seed skips the Style evaluation (layouts never change a Diagram, so one can be shared). The byte
-# budget is the host's (the service's layout workers: PENROSE_DIAGRAM_CACHE_MB).
-DIAGRAMS: LRU[Any, tuple[Diagram, int]] = LRU(32, weight=diagram_weight)
+LayoutStatus = Literal["timeout", "nan", "optimize-error"]
 
 
 class LayoutError(Exception):
-    """The optimization could not run to its end; `status` is one of timeout, nan, optimize-error."""
+    """The optimization could not run to its end; `status` says why."""
 
-    def __init__(self, status: str, message: str, goal: str | None = None):
+    def __init__(self, status: LayoutStatus, message: str, goal: str | None = None):
         super().__init__(message)
         self.status = status
         self.goal = goal
@@ -168,6 +156,7 @@ def render_trio(
     portfolio: PortfolioSettings | None = None,
     observe: Callable[[Any], Any] | None = None,
     safe_svg: bool = True,
+    caches: Caches | None = None,
 ) -> Rendering:
     """Lay out and render a trio. `portfolio` sets the multi-start search (energies.optimize.portfolio); its
     default runs several starts within an evaluation budget, and `PortfolioSettings(starts=1)` is a
@@ -176,7 +165,8 @@ def render_trio(
     Several Style programs are joined with a newline, as Penrose does; image hrefs stay as written
     unless `resolve_image` maps them. `time_limit` bounds every phase, from parsing to rendering (a
     `LayoutError` "timeout" names the phase it cut); `safe_svg` (the default) keeps script and
-    external URLs out of the SVG (service.render.svg)."""
+    external URLs out of the SVG (service.render.svg). `caches` holds the built diagrams and compiled
+    energies a layout reuses (energies.caches; default: the process's)."""
     if not isinstance(style, str):
         style = "\n".join(style)
 
@@ -198,6 +188,7 @@ def render_trio(
                 portfolio or PortfolioSettings(),
                 observe,
                 safe_svg,
+                caches or PROCESS_CACHES,
             )
     except DeadlineExceeded as e:
         message = f"the layout exceeded its time limit of {time_limit:g} s while {e.phase}"
@@ -217,22 +208,23 @@ def _render_trio(
     settings: PortfolioSettings,
     observe: Callable[[Any], Any] | None,
     safe_svg: bool,
+    caches: Caches,
 ) -> Rendering:
     """`render_trio`'s phases, run under its deadline (energies.limits)."""
     from energies.diagram_build import build_diagram
 
     t0 = time.perf_counter()
     key = (domain, substance, style, variation, tuple(exclude_warnings))
-    found = DIAGRAMS.get(key)
+    found = caches.diagrams.get(key)
     if found is not None:
         diagram = found[0]
     else:
         blocks = sys.getallocatedblocks()
         diagram = build_diagram(domain, substance, style, variation, tuple(exclude_warnings))
-        DIAGRAMS.put(key, (diagram, max(0, sys.getallocatedblocks() - blocks)))
+        caches.diagrams.put(key, (diagram, max(0, sys.getallocatedblocks() - blocks)))
     check_deadline("building the diagram")
     try:
-        problem = compile_problem(diagram, time_limit=remaining())
+        problem = _compile(diagram, caches, remaining())
     except WasmTrap as e:
         raise LayoutError("timeout" if isinstance(e, WasmTimeout) else "optimize-error", str(e)) from e
     except WasmCompileError as e:  # a size no limit of energies.limits foresaw
@@ -279,6 +271,16 @@ def _render_trio(
     }
     infeasible = infeasible_warnings(compiled, result)
     return Rendering(svg, diagram, result, timings, problem.cache_hit, found, infeasible)
+
+
+def _compile(diagram: Diagram, caches: Caches, time_limit: float) -> Any:
+    """The diagram's problem, compiled with `caches`' energies and disk directory."""
+    # TRANSITIONAL: CompiledProblem takes no disk directory yet (the note at the end of
+    # energies/caches.py); once it does, this is `compile_problem(..., disk_cache=caches.disk_dir)`.
+    import energies.compile.problem as problem_module
+
+    problem_module.DISK_CACHE = caches.disk_dir
+    return compile_problem(diagram, time_limit=time_limit, cache=caches.energies)
 
 
 def render_file(path: str | Path, *, variation: str | None = None, **options: Any) -> Rendering:

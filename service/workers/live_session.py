@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from energies.caches import Caches
 from energies.expr import Node
 from energies.optimize.optimizer import OptimizeError, Progress, optimize
 from energies.shapes import Canvas
@@ -36,7 +37,7 @@ from service.render.concrete import concrete_shapes
 from service.render.svg import RenderError, render_svg
 
 from .drag_constraint import DragConstraint, DragConstraintError, parse_drag_constraint
-from .layout_job import finite_or_none, layout_outcome
+from .layout_job import Laid, finite_or_none, layout_outcome, wire
 
 FRAME_INTERVAL = 0.05  # seconds between frames at least
 
@@ -76,9 +77,12 @@ def draggables(diagram: Any) -> list[Draggable]:
 
 
 class Session:
-    def __init__(self, conn: Connection, job: dict[str, Any], idle_limit: float):
+    def __init__(
+        self, conn: Connection, job: dict[str, Any], idle_limit: float, caches: Caches | None = None
+    ):
         self.conn = conn
         self.job = job
+        self.caches = caches
         self.idle_limit = idle_limit
         self.paused = False
         self.step = False
@@ -177,9 +181,11 @@ class Session:
 
     def layout(self) -> None:
         job = self.job
-        outcome, rendering = layout_outcome(job, observe=self.observe, on_progress=self.on_progress)
-        if not outcome["ok"]:
-            self.send("error", outcome)
+        outcome, rendering = layout_outcome(
+            job, self.caches, observe=self.observe, on_progress=self.on_progress
+        )
+        if not isinstance(outcome, Laid):
+            self.send("error", wire(outcome))
             return
         self.diagram = rendering.diagram
         x = np.array(rendering.optimization.x, dtype=np.float64)
@@ -187,9 +193,9 @@ class Session:
             movable = draggables(self.diagram)
         except DragConstraintError as e:
             movable = []
-            outcome["report"]["warnings"].append(str(e))
+            outcome.report["warnings"].append(str(e))
         names = [d.name for d in movable]
-        self.send("done", {"svg": outcome["svg"], **outcome["report"], "draggable": names})
+        self.send("done", {"svg": outcome.svg, **outcome.report, "draggable": names})
         if not job.get("interactive"):
             return
         by_name = {d.name: d for d in movable}
@@ -274,6 +280,8 @@ class LiveProblem:
         return f, g
 
 
-def run_session(conn: Connection, job: dict[str, Any], idle_limit: float) -> None:
-    """Run one session on this worker's pipe; see the module docstring."""
-    Session(conn, job, idle_limit).run()
+def run_session(
+    conn: Connection, job: dict[str, Any], idle_limit: float, caches: Caches | None = None
+) -> None:
+    """Run one session on this worker's pipe, with the worker's `caches`; see the module docstring."""
+    Session(conn, job, idle_limit, caches).run()
