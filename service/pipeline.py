@@ -102,7 +102,7 @@ class Rendering:
         """The layout's report; `goals=False` leaves out the list of every goal's value, which for
         hundreds of thousands of goals costs seconds (an SVG answer does not need it)."""
         opt = self.optimization
-        report = {
+        report: dict[str, Any] = {
             "status": opt.status,
             "energy": opt.energy,
             "iterations": opt.iterations,
@@ -215,9 +215,9 @@ def _render_trio(
 
     t0 = time.perf_counter()
     key = (domain, substance, style, variation, tuple(exclude_warnings))
-    found = caches.diagrams.get(key)
-    if found is not None:
-        diagram = found[0]
+    built = caches.diagrams.get(key)
+    if built is not None:
+        diagram = built[0]
     else:
         blocks = sys.getallocatedblocks()
         diagram = build_diagram(domain, substance, style, variation, tuple(exclude_warnings))

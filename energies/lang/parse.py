@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from lark import Token
 
@@ -120,7 +120,7 @@ class _SubstanceBuilder:
 
     def label_decl(self, meta: Any, children: list[Any]) -> A.LabelDecl:
         var, tok = children
-        kind = "MathLabel" if tok.type == "TEX" else "TextLabel"
+        kind: Literal["MathLabel", "TextLabel"] = "MathLabel" if tok.type == "TEX" else "TextLabel"
         return A.LabelDecl(var, str(tok)[1:-1], kind, pos_of(meta))
 
     def auto_label(self, meta: Any, children: list[Any]) -> A.AutoLabel:

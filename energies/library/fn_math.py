@@ -161,7 +161,7 @@ def repeat(n: int, k: Num) -> Vector:
 
 
 def _flat_size(v: Any) -> int:
-    return sum(map(_flat_size, v)) if isinstance(v, list | tuple) else 1
+    return builtins.sum(map(_flat_size, v)) if isinstance(v, list | tuple) else 1
 
 
 def TeXify(s: str) -> str:

@@ -174,7 +174,7 @@ def drive_setulb(
             return accepted
 
 
-DRIVERS = {"setulb": drive_setulb, "penrose": drive_penrose}
+DRIVERS: dict[str, Driver] = {"setulb": drive_setulb, "penrose": drive_penrose}
 
 
 def pick_driver(name: InnerSolver) -> Driver:
@@ -228,7 +228,11 @@ def run_round(
             reason[0] = "time_limit"
         elif tracker.evaluations >= evaluation_budget:
             reason[0] = "evaluation_budget"
-        elif stalled() or (stop is not None and stop(tracker.iterations, tracker.last_f, tracker.last_x)):
+        elif stalled() or (
+            stop is not None
+            and tracker.last_x is not None
+            and stop(tracker.iterations, tracker.last_f, tracker.last_x)
+        ):
             reason[0] = "stalled"
         stopped_by_us[0] = (penrose_test and decrement < UO_STOP) or reason[0] != "converged"
         return stopped_by_us[0]

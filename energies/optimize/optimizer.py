@@ -240,11 +240,11 @@ def _blame_nonfinite(problem: PenaltyProblem, x: np.ndarray, stage: StageSpec) -
         (values.constraints, jac_constr, stage.constraints, problem.constraint_names),
     ]
     for vals, _, active, names in groups:
-        for i in np.flatnonzero(active & ~np.isfinite(vals)):
+        for i in np.flatnonzero(active & ~np.isfinite(vals)).tolist():
             return names[i]
     for _, jac, active, names in groups:
         rows = np.asarray(jac).reshape(len(names), -1)[:, stage.varying]
-        for i in np.flatnonzero(active & ~np.all(np.isfinite(rows), axis=1)):
+        for i in np.flatnonzero(active & ~np.all(np.isfinite(rows), axis=1)).tolist():
             return names[i]
     return None
 
@@ -522,7 +522,7 @@ def optimize(
     values = goals.values[1]
     constraint_values = values[final.constraints] if final is not None else values
     objective_values = goals.values[0][final.objectives] if final is not None else goals.values[0]
-    overall = next((r.status for r in stage_reports if r.status != "EPConverged"), "EPConverged")
+    overall: StageStatus = next((r.status for r in stage_reports if r.status != "EPConverged"), "EPConverged")
     # φ at the final point (as Penrose's runner reports evalEnergy of the final state). A round's own
     # energy is φ where its last line search began (Penrose's lastUOenergy, which its
     # exterior-point test compares), one step before the point it returns.

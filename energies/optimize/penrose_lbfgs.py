@@ -112,7 +112,7 @@ def drive_penrose(tracker: Tracker, x0: np.ndarray, on_iteration: Callable[[floa
             x = step.x
             # Penrose evaluates φ here again; the line search's last trial already did, at this very
             # point (the same numbers), unless it moved on unevaluated.
-            f, g = (step.f, step.g) if step.g is not None else fun(x)
+            f, g = (step.f, step.g) if step.f is not None and step.g is not None else fun(x)
             decrement = kernel.step(x, g)  # pushes (x - x_prev, g - g_prev); r = H g in kernel.r
             step = line_search(trial, x, kernel.r, f, -decrement)
             tracker.accept()

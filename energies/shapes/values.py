@@ -89,7 +89,7 @@ class Color:
         channels = [int(digits[i : i + 2], 16) / 255 for i in range(0, len(digits), 2)]
         if len(channels) == 3:
             channels.append(1.0)  # alpha defaults to opaque, as in Penrose's hexToRgba
-        return Color(*channels)
+        return Color(channels[0], channels[1], channels[2], channels[3])
 
     @staticmethod
     def from_hsva(h: float, s: float, v: float, a: float) -> Color:

@@ -48,7 +48,10 @@ def convert(t: PropType, v: Any, x: np.ndarray, memo: dict[int, Any]) -> Any:
     if t is PropType.PT_LIST:
         return tuple(tuple(float(c) for c in p) for p in v)
     if t is PropType.COLOR:
-        return v if isinstance(v, Color) else Color(*(float(c) for c in v))
+        if isinstance(v, Color):
+            return v
+        r, g, b, a = (float(c) for c in v)  # an rgba list of 4 (docs/energies-design.md)
+        return Color(r, g, b, a)
     if t is PropType.PATH_DATA:
         from energies.library.paths import concrete_path
 

@@ -25,7 +25,7 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 from energies.library.fn_ops import div
 
@@ -159,7 +159,7 @@ class Parser:
         self.depth = 0
         self.scopes: list[dict[str, bool]] = [{"x": True, "y": True}]  # name -> may be assigned
 
-    def fail(self, col: int, message: str) -> None:
+    def fail(self, col: int, message: str) -> NoReturn:
         raise DragConstraintError(f"{self.where}, column {col}: {message}")
 
     @property

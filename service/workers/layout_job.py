@@ -209,7 +209,7 @@ def layout_outcome(
     except RenderError as e:  # a shape property the renderer cannot draw (e.g. an unknown arrowhead)
         return Failed(kind="render", message=str(e)), None
     except LayoutError as e:
-        return Failed(kind="layout", status=e.status, message=str(e), goal=e.goal), None  # type: ignore[arg-type]  # LayoutError.status is one of Failed's statuses (service.pipeline)
+        return Failed(kind="layout", status=e.status, message=str(e), goal=e.goal), None
     except MemoryError:  # past the worker's memory cap: the pool replaces this worker
         return memory_outcome(), None
     except RecursionError:
