@@ -70,6 +70,8 @@ class DomainEnv:
 
 
 def check_domain(prog: A.DomainProg, text: str = "") -> DomainEnv:
+    # Over 80 lines on purpose: one pass over the statements in order, one branch per statement
+    # kind, sharing the environment being built and the errors collected so far.
     env = DomainEnv({t: A.NOPOS for t in LITERAL_TYPES}, {}, {}, {}, {})
     errors: list[DiagramError] = []
 

@@ -333,6 +333,8 @@ _ROUND_CUTS: dict[str, StageStatus] = {
 
 def _run_stage(problem: PenaltyProblem, x: np.ndarray, s: int, budget: _Budget) -> StageReport:
     """Exterior-point rounds on stage ``s`` until Penrose's test passes; updates ``x`` in place."""
+    # Over 80 lines on purpose: the rounds, the feasibility finish and their closures share the
+    # stage's running weight, point and counts; split apart they would pass all of it back and forth.
     stage = problem.stages[s]
     weight, ep_round = INIT_CONSTRAINT_WEIGHT, 0
 
