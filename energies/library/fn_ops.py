@@ -175,31 +175,29 @@ def msign(x: Num) -> Num:
 
 
 def add_n(xs: Sequence[Num]) -> Num:
-    """Penrose's addN: a left fold from the first term (module docstring)."""
-    if not xs:
-        return 0.0
-    total = xs[0]
-    for x in xs[1:]:
-        total = total + x
-    return total
+    """Penrose's addN: a left fold from the first term (module docstring), 0 for no terms."""
+    return _fold(xs, lambda a, b: a + b) if xs else 0.0
 
 
 def max_n(xs: Sequence[Num]) -> Num:
     if not xs:
         raise ValueError("maximum of an empty list")
-    m = xs[0]
-    for x in xs[1:]:
-        m = am.max(m, x)
-    return m
+    return _fold(xs, am.max)
 
 
 def min_n(xs: Sequence[Num]) -> Num:
     if not xs:
         raise ValueError("minimum of an empty list")
-    m = xs[0]
+    return _fold(xs, am.min)
+
+
+def _fold(xs: Sequence[Num], op: Any) -> Num:
+    """op(op(op(x0, x1), x2), ...): the left fold from the first term all of Penrose's n-ary sums,
+    maxima and minima use."""
+    out = xs[0]
     for x in xs[1:]:
-        m = am.min(m, x)
-    return m
+        out = op(out, x)
+    return out
 
 
 def mvmul(a: Sequence[Sequence[Num]], v: Sequence[Num]) -> Vector:
