@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import math
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -76,28 +76,26 @@ def draggables(diagram: Any) -> list[Draggable]:
     return found
 
 
+@dataclass(eq=False)
 class Session:
-    def __init__(
-        self, conn: Connection, job: dict[str, Any], idle_limit: float, caches: Caches | None = None
-    ):
-        self.conn = conn
-        self.job = job
-        self.caches = caches
-        self.idle_limit = idle_limit
-        self.paused = False
-        self.step = False
-        self.progress: Progress | None = None
-        self.last_frame = -math.inf
-        self.interval = FRAME_INTERVAL
-        self.started = time.perf_counter()
-        self.problem: Any = None
-        self.diagram: Any = None
-        self.pinned: np.ndarray | None = None
-        self.drag: dict[str, Any] | None = None  # the newest drag command not yet started
-        self.origins: dict[str, list[float]] = {}  # where each shape was when its drag began
-        self.frames = 0
-        self.last: dict[str, float] = {}  # the energy and largest violation of the last frame
-        self.pending_step_frame = False  # a step's iteration ended: draw its point at once
+    conn: Connection
+    job: dict[str, Any]
+    idle_limit: float
+    caches: Caches | None = None  # the worker's (energies.caches)
+    paused: bool = False
+    step: bool = False
+    progress: Progress | None = None
+    last_frame: float = -math.inf
+    interval: float = FRAME_INTERVAL
+    started: float = field(default_factory=time.perf_counter)
+    problem: Any = None
+    diagram: Any = None
+    pinned: np.ndarray | None = None
+    drag: dict[str, Any] | None = None  # the newest drag command not yet started
+    origins: dict[str, list[float]] = field(default_factory=dict)  # where each shape was when its drag began
+    frames: int = 0
+    last: dict[str, float] = field(default_factory=dict)  # the energy and largest violation of the last frame
+    pending_step_frame: bool = False  # a step's iteration ended: draw its point at once
 
     # -- the pipe ----------------------------------------------------------------------------------
 
