@@ -314,7 +314,7 @@ def run_local(
                     still_running.append(run)
                 else:
                     rows.append(polled)
-                    callbacks.on_done(row)
+                    callbacks.on_done(polled)
             running = still_running
             if running:
                 time.sleep(_POLL_SECONDS)

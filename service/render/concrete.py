@@ -50,8 +50,8 @@ def convert(t: PropType, v: Any, x: np.ndarray, memo: dict[int, Any]) -> Any:
     if t is PropType.COLOR:
         if isinstance(v, Color):
             return v
-        r, g, b, a = (float(c) for c in v)  # an rgba list of 4 (docs/energies-design.md)
-        return Color(r, g, b, a)
+        r, g, b, *alpha = (float(c) for c in v)  # rgba (docs/energies-design.md); alpha defaults to 1
+        return Color(r, g, b, alpha[0] if alpha else 1.0)
     if t is PropType.PATH_DATA:
         from energies.library.paths import concrete_path
 
