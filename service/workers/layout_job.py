@@ -23,6 +23,7 @@ only from the images the request itself carries (``images``, data URIs by relati
 from __future__ import annotations
 
 import base64
+import json
 import logging
 import resource
 from collections.abc import Callable, Mapping
@@ -113,8 +114,27 @@ def job_of(data: Mapping[str, Any] | Job) -> Job:
 
 
 def wire(message: BaseModel) -> dict[str, Any]:
-    """A message as the JSON object that crosses the process boundary (the API's names)."""
-    return message.model_dump(mode="json", by_alias=True)
+    """A message as the JSON object that crosses the process boundary (the API's names). Shallow on
+    purpose: a report's values are already plain JSON (a huge diagram's goal list is hundreds of
+    thousands of dicts, which a pydantic dump would copy again)."""
+    return {
+        field.alias or name: _plain(getattr(message, name))
+        for name, field in type(message).model_fields.items()
+    }
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return wire(value)
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def outcome_of(answer: bytes) -> Outcome:
+    """A worker's answer, validated (json.loads, then the models over its top level: a report's
+    contents are the pipeline's own, passed through as they are)."""
+    return OUTCOME.validate_python(json.loads(answer))
 
 
 def distinct_errors(error: Any) -> list[Any]:

@@ -48,7 +48,7 @@ from typing import Any
 from energies.caches import CacheBudgets, Caches
 from service.settings import Settings
 
-from .layout_job import OUTCOME, Failed, Job, Outcome, job_of, memory_outcome, run_layout, wire
+from .layout_job import Failed, Job, Outcome, job_of, memory_outcome, outcome_of, run_layout, wire
 
 log = logging.getLogger("service.pool")
 
@@ -245,7 +245,7 @@ def exchange(worker: Worker, job: Job, deadline: float) -> Outcome:
         worker.process.kill()
         detail = f" (exit code {code})" if code is not None else ""
         raise WorkerCrashed(f"the layout worker crashed while rendering this diagram{detail}") from e
-    return OUTCOME.validate_json(answer)
+    return outcome_of(answer)
 
 
 @dataclass
