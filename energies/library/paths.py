@@ -24,45 +24,42 @@ def _pt(p: Sequence[Any]) -> list:
 
 
 class PathBuilder:
-    """Appends commands to a path, one method per SVG command (chainable)."""
+    """Appends commands to a path, one method per SVG command (chainable); points are checked to
+    have two coordinates."""
 
     def __init__(self) -> None:
         self.cmds: PathData = []
 
-    def move_to(self, p: Sequence[Any]) -> PathBuilder:
-        self.cmds.append(PathCmd("M", [_pt(p)]))
+    def _add(self, cmd: str, *contents: list[Any]) -> PathBuilder:
+        self.cmds.append(PathCmd(cmd, list(contents)))
         return self
+
+    def move_to(self, p: Sequence[Any]) -> PathBuilder:
+        return self._add("M", _pt(p))
 
     def line_to(self, p: Sequence[Any]) -> PathBuilder:
-        self.cmds.append(PathCmd("L", [_pt(p)]))
-        return self
+        return self._add("L", _pt(p))
 
     def quadratic_to(self, control: Sequence[Any], p: Sequence[Any]) -> PathBuilder:
-        self.cmds.append(PathCmd("Q", [_pt(control), _pt(p)]))
-        return self
+        return self._add("Q", _pt(control), _pt(p))
 
     def cubic_to(self, control1: Sequence[Any], control2: Sequence[Any], p: Sequence[Any]) -> PathBuilder:
-        self.cmds.append(PathCmd("C", [_pt(control1), _pt(control2), _pt(p)]))
-        return self
+        return self._add("C", _pt(control1), _pt(control2), _pt(p))
 
     def quadratic_join(self, p: Sequence[Any]) -> PathBuilder:
-        self.cmds.append(PathCmd("T", [_pt(p)]))
-        return self
+        return self._add("T", _pt(p))
 
     def cubic_join(self, control2: Sequence[Any], p: Sequence[Any]) -> PathBuilder:
-        self.cmds.append(PathCmd("S", [_pt(control2), _pt(p)]))
-        return self
+        return self._add("S", _pt(control2), _pt(p))
 
     def arc_to(
         self, radius: Sequence[Any], p: Sequence[Any], rotation: Any, large_arc: Any, sweep: Any
     ) -> PathBuilder:
         rx, ry = _pt(radius)
-        self.cmds.append(PathCmd("A", [[rx, ry, rotation, large_arc, sweep], _pt(p)]))
-        return self
+        return self._add("A", [rx, ry, rotation, large_arc, sweep], _pt(p))
 
     def close(self) -> PathBuilder:
-        self.cmds.append(PathCmd("Z", []))
-        return self
+        return self._add("Z")
 
     def path(self) -> PathData:
         return self.cmds
