@@ -24,7 +24,7 @@ import inspect
 import json
 import sys
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -221,7 +221,7 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def resolve_task(reference: str) -> Task:
+def resolve_task(reference: str) -> Callable[..., Row]:
     """``module:function`` -> the function (it must be importable by the workers too)."""
     module_name, _, function_name = reference.partition(":")
     try:

@@ -53,6 +53,12 @@ def load_rows(path: Path) -> list[Row]:
     return rows
 
 
+def _quartiles_of(rows: Sequence[Row], field: str) -> tuple[float, float, float] | None:
+    """Quartiles of a field over the rows that ran, where it is present."""
+    values = [field_value(r, field) for r in rows if r["status"] == "ok"]
+    return quartiles([v for v in values if v is not None])
+
+
 def quartiles(values: Sequence[float]) -> tuple[float, float, float] | None:
     """First quartile, median, third quartile (inclusive method); None for no values."""
     values = [v for v in values if v is not None and math.isfinite(v)]
@@ -67,7 +73,7 @@ def quartiles(values: Sequence[float]) -> tuple[float, float, float] | None:
 def field_value(row: Row, field: str) -> float | None:
     """A row's field; ``a+b`` is the sum of two fields (None if either is missing)."""
     parts = [row.get(name) for name in field.split("+")]
-    return None if any(p is None for p in parts) else sum(parts)
+    return None if any(p is None for p in parts) else float(sum(p for p in parts if p is not None))
 
 
 @dataclass(frozen=True)
@@ -339,8 +345,8 @@ def summary_tables(pairs: Sequence[Pair]) -> list[tuple[str, Summary]]:
         ratios = [r for p in pairs if (r := p.ratio(field)) is not None]
         times.rows.append([
             field,
-            _quartile_text(quartiles([field_value(r, field) for r in ours if r["status"] == "ok"])),
-            _quartile_text(quartiles([field_value(r, field) for r in theirs if r["status"] == "ok"])),
+            _quartile_text(_quartiles_of(ours, field)),
+            _quartile_text(_quartiles_of(theirs, field)),
             _quartile_text(quartiles(ratios)),
             str(len(ratios)),
         ])  # fmt: skip
@@ -508,8 +514,10 @@ def write_reports(
     out_dir = Path(out_dir)
     pairs = pair_rows(rows, penrose_rows)
     points = [
-        (p.penrose["totalMs"], p.ours["totalMs"], p.key) for p in pairs if p.ratio("totalMs") is not None
-    ]  # type: ignore[index]
+        (p.penrose["totalMs"], p.ours["totalMs"], p.key)
+        for p in pairs
+        if p.ratio("totalMs") is not None and p.penrose is not None and p.ours is not None
+    ]
     ratios = [r for p in pairs if (r := p.ratio("totalMs")) is not None]
     scatter = scatter_svg(points, xlabel="Penrose totalMs", ylabel="our totalMs")
     histogram = histogram_svg(ratios, label="totalMs ratio, ours / Penrose (log scale)")

@@ -28,7 +28,7 @@ the live sessions, the result cache) and assembles them with the middleware.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, MutableMapping
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -105,8 +105,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(playground_router(live))
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
 
-    def count_request(scope: dict[str, Any], status: int) -> None:
-        metrics.requests.labels(scope.get("method", "-"), route_label(scope), str(status)).inc()
+    def count_request(scope: MutableMapping[str, Any], status: int) -> None:
+        metrics.requests.labels(scope.get("method", "-"), route_label(dict(scope)), str(status)).inc()
 
     def count_body_reject(reason: str) -> None:
         if reason == "too-large":

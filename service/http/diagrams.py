@@ -117,14 +117,16 @@ def diagrams_router(settings: Settings, metrics: Metrics, pool: LayoutPool, cach
                 goals=want_json,
                 startProcesses=processes,
             )
-            outcome = await on_worker(job, request)
-            if isinstance(outcome, Response):
-                return outcome
+            done = await on_worker(job, request)
+            if isinstance(done, Response):
+                return done
+            outcome = done
             if outcome["ok"]:
                 metrics.layout_seconds.observe(outcome["report"]["timings"]["total"] / 1e3)
                 if outcome["report"].get("cacheHit"):
                     metrics.cache_hits.labels("energy").inc()
                 cache.put(key, outcome)
+        assert outcome is not None  # from the cache or from a worker
         if not outcome["ok"]:
             return failure_response(request, outcome, style_list_files(body.style))
         report = outcome["report"]

@@ -23,12 +23,13 @@ from __future__ import annotations
 import json
 import math
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from multiprocessing.connection import Connection
 from typing import Any
 
 import numpy as np
 
+from energies.caches import Caches
 from energies.expr import Node
 from energies.optimize.optimizer import OptimizeError, Progress, optimize
 from energies.shapes import Canvas
@@ -36,7 +37,7 @@ from service.render.concrete import concrete_shapes
 from service.render.svg import RenderError, render_svg
 
 from .drag_constraint import DragConstraint, DragConstraintError, parse_drag_constraint
-from .layout_job import finite_or_none, layout_outcome
+from .layout_job import Laid, finite_or_none, layout_outcome, wire
 
 FRAME_INTERVAL = 0.05  # seconds between frames at least
 
@@ -75,25 +76,26 @@ def draggables(diagram: Any) -> list[Draggable]:
     return found
 
 
+@dataclass(eq=False)
 class Session:
-    def __init__(self, conn: Connection, job: dict[str, Any], idle_limit: float):
-        self.conn = conn
-        self.job = job
-        self.idle_limit = idle_limit
-        self.paused = False
-        self.step = False
-        self.progress: Progress | None = None
-        self.last_frame = -math.inf
-        self.interval = FRAME_INTERVAL
-        self.started = time.perf_counter()
-        self.problem: Any = None
-        self.diagram: Any = None
-        self.pinned: np.ndarray | None = None
-        self.drag: dict[str, Any] | None = None  # the newest drag command not yet started
-        self.origins: dict[str, list[float]] = {}  # where each shape was when its drag began
-        self.frames = 0
-        self.last: dict[str, float] = {}  # the energy and largest violation of the last frame
-        self.pending_step_frame = False  # a step's iteration ended: draw its point at once
+    conn: Connection
+    job: dict[str, Any]
+    idle_limit: float
+    caches: Caches | None = None  # the worker's (energies.caches)
+    paused: bool = False
+    step: bool = False
+    progress: Progress | None = None
+    last_frame: float = -math.inf
+    interval: float = FRAME_INTERVAL
+    started: float = field(default_factory=time.perf_counter)
+    problem: Any = None
+    diagram: Any = None
+    pinned: np.ndarray | None = None
+    drag: dict[str, Any] | None = None  # the newest drag command not yet started
+    origins: dict[str, list[float]] = field(default_factory=dict)  # where each shape was when its drag began
+    frames: int = 0
+    last: dict[str, float] = field(default_factory=dict)  # the energy and largest violation of the last frame
+    pending_step_frame: bool = False  # a step's iteration ended: draw its point at once
 
     # -- the pipe ----------------------------------------------------------------------------------
 
@@ -177,9 +179,11 @@ class Session:
 
     def layout(self) -> None:
         job = self.job
-        outcome, rendering = layout_outcome(job, observe=self.observe, on_progress=self.on_progress)
-        if not outcome["ok"]:
-            self.send("error", outcome)
+        outcome, rendering = layout_outcome(
+            job, self.caches, observe=self.observe, on_progress=self.on_progress
+        )
+        if not isinstance(outcome, Laid):
+            self.send("error", wire(outcome))
             return
         self.diagram = rendering.diagram
         x = np.array(rendering.optimization.x, dtype=np.float64)
@@ -187,9 +191,9 @@ class Session:
             movable = draggables(self.diagram)
         except DragConstraintError as e:
             movable = []
-            outcome["report"]["warnings"].append(str(e))
+            outcome.report["warnings"].append(str(e))
         names = [d.name for d in movable]
-        self.send("done", {"svg": outcome["svg"], **outcome["report"], "draggable": names})
+        self.send("done", {"svg": outcome.svg, **outcome.report, "draggable": names})
         if not job.get("interactive"):
             return
         by_name = {d.name: d for d in movable}
@@ -274,6 +278,8 @@ class LiveProblem:
         return f, g
 
 
-def run_session(conn: Connection, job: dict[str, Any], idle_limit: float) -> None:
-    """Run one session on this worker's pipe; see the module docstring."""
-    Session(conn, job, idle_limit).run()
+def run_session(
+    conn: Connection, job: dict[str, Any], idle_limit: float, caches: Caches | None = None
+) -> None:
+    """Run one session on this worker's pipe, with the worker's `caches`; see the module docstring."""
+    Session(conn, job, idle_limit, caches).run()

@@ -336,7 +336,7 @@ def test_a_dragging_constraint_holds_the_shape_on_its_line(page):
 def test_a_third_editor_goes_live_at_once_and_a_busy_server_still_renders(context, live_server):
     # the server holds 2 live sessions: two editors rest after their layouts, a third takes the
     # longest-resting one's session at once; when both are laying out, it renders without frames
-    from .test_live import command, open_stream
+    from .http.test_live import command, open_stream
 
     pages = [context.new_page() for _ in range(3)]
     busy = []
