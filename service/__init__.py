@@ -4,21 +4,34 @@
     r = render_file("venn.trio.json")          # a Rendering; in Jupyter it displays itself
     r.save("venn.png")                          # or r.svg, r.to("pdf"), r.report(), r.warnings
 
-Names are imported on first use, so `import service` (and the command line) starts fast.
+A mistake in a program raises `DiagramError` (its place in `.errors`), an unreadable trio file
+`TrioError`, a layout that cannot finish `LayoutError`. Names are imported on first use, so
+`import service` (and the command line) starts fast; `dir(service)` lists them all the same.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["Rendering", "TrioError", "TrioSpec", "load_trio", "render_file", "render_trio"]
+__all__ = [
+    "DiagramError",
+    "LayoutError",
+    "Rendering",
+    "TrioError",
+    "TrioSpec",
+    "load_trio",
+    "render_file",
+    "render_trio",
+]
 _HOMES = {
-    "Rendering": "pipeline",
-    "render_file": "pipeline",
-    "render_trio": "pipeline",
-    "TrioError": "trios",
-    "TrioSpec": "trios",
-    "load_trio": "trios",
+    "DiagramError": "energies.lang.errors",
+    "LayoutError": "service.pipeline",
+    "Rendering": "service.pipeline",
+    "render_file": "service.pipeline",
+    "render_trio": "service.pipeline",
+    "TrioError": "service.trios",
+    "TrioSpec": "service.trios",
+    "load_trio": "service.trios",
 }
 
 
@@ -27,4 +40,8 @@ def __getattr__(name: str) -> Any:
         raise AttributeError(f"module 'service' has no attribute {name!r}")
     from importlib import import_module
 
-    return getattr(import_module(f"service.{_HOMES[name]}"), name)
+    return getattr(import_module(_HOMES[name]), name)
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
