@@ -9,7 +9,7 @@ compiled problem wrapped (`LiveProblem`) so that every energy evaluation can
   at most one per `frame_interval` (longer when drawing a frame is slow, so drawing never takes more
   than a third of the time);
 - obey the client's commands, read from the pipe between evaluations: pause, step (one L-BFGS
-  iteration), resume, cancel, end.
+  iteration), resume, cancel, end; a job with `startPaused` pauses by itself after its first frame.
 After the layout an interactive session keeps the compiled problem and the point: a `drag` command
 pins the dragged shape's position (its position when the drag began plus the drag's offset, through
 its `draggingConstraint`, service.workers.drag_constraint) and re-optimizes the rest from there, streaming
@@ -109,6 +109,7 @@ class Session:
         self.frames = 0
         self.last: dict[str, float] = {}  # the energy and largest violation of the last frame
         self.pending_step_frame = False  # a step's iteration ended: draw its point at once
+        self.hold = bool(job.get("startPaused"))  # pause after the first frame (autostep off)
 
     # -- the pipe ----------------------------------------------------------------------------------
 
@@ -145,7 +146,8 @@ class Session:
     def stats(self) -> dict[str, Any]:
         p = self.progress
         return {
-            "stage": p.stage_name if p else "",
+            # before the optimizer's first report the layout is at its first stage's start
+            "stage": p.stage_name if p else (self.problem.stages[0].name if self.problem is not None else ""),
             "round": p.ep_round if p else 0,
             "start": p.start if p else 0,
             "iterations": p.iterations if p else 0,
@@ -167,6 +169,9 @@ class Session:
         self.frames += 1
         self.last = {"energy": energy, "maxViolation": violation}
         self.send("frame", {"svg": svg, **self.stats()})
+        if self.hold:  # the initial state is on screen: wait there for step or resume
+            self.hold, self.paused, self.step = False, True, False
+            self.send("paused", self.stats())
         spent = time.perf_counter() - t0
         self.interval = max(FRAME_INTERVAL, 3 * spent)
         self.last_frame = time.perf_counter()

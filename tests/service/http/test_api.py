@@ -353,3 +353,32 @@ def test_a_picture_answer_can_run_no_script_where_it_is_opened(client):
     policy = r.headers["content-security-policy"]
     assert "default-src 'none'" in policy and "script-src" not in policy  # no script source allowed
     assert r.headers["x-content-type-options"] == "nosniff"
+
+
+def test_the_json_report_says_why_per_goal_with_units_and_one_cache_field(client):
+    from service.examples import examples
+    from tests.service.test_diagnose import CONTAINS, DISJOINT, subset_pairs
+
+    trio = examples()["set-theory-domain/tree-venn"]
+    body = {
+        "domain": trio.domain,
+        "substance": trio.substance,
+        "style": trio.style.replace(CONTAINS, f"{CONTAINS}\n{DISJOINT}"),
+        "variation": trio.variation,
+    }
+    r = client.post("/diagrams", json=body, headers={"accept": "application/json"})
+    assert r.status_code == 200, r.text
+    report = r.json()
+    assert set(report["timingsMs"]) == {"compile", "optimize", "render", "total"}
+    assert report["cached"] == {"energy": report["cached"]["energy"], "result": False}
+    assert not {"timings", "cacheHit", "resultCached"} & set(report)
+    why = report["diagnosis"]
+    goals = why["goals"]
+    assert why["nViolated"] == report["nViolated"] == sum(g["kind"] == "constraint" for g in goals)
+    style_lines = body["style"].split("\n")
+    for g in goals:  # each constraint's line is the line of the Style that states its function
+        if g["kind"] == "constraint" and not g["implicit"]:
+            assert f"ensure {g['function']}(" in style_lines[g["line"] - 1]
+    assert {frozenset(goals[c["a"]]["substance"]) for c in why["conflicts"]} == subset_pairs()
+    again = client.post("/diagrams", json=body, headers={"accept": "application/json"}).json()
+    assert again["cached"]["result"] is True and again["diagnosis"] == why
