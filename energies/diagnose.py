@@ -128,10 +128,16 @@ def diagnose(problem: Any, result: OptimizeResult) -> Diagnosis:
     c_share, o_share = np.abs(c_terms) * scale, np.abs(o_terms) * scale
     violated = np.flatnonzero(active_c & (constraints > SATISFIED_TOLERANCE))
     heavy = np.flatnonzero(active_o & (o_share >= OBJECTIVE_SHARE))
-    picked = [("constraint", int(i), float(c_share[i])) for i in violated]
-    picked += [("objective", int(i), float(o_share[i])) for i in heavy]
-    order = sorted(range(len(picked)), key=lambda k: (-picked[k][2], picked[k][0] != "constraint"))
-    kept = [picked[k] for k in order[:MAX_GOALS]]
+    # the largest shares first, constraints before objectives at a tie, chosen in numpy (a table of
+    # 500,000 violated goals is one sort, not 500,000 Python tuples)
+    is_objective = np.concatenate([np.zeros(len(violated), bool), np.ones(len(heavy), bool)])
+    index = np.concatenate([violated, heavy])
+    shares = np.concatenate([c_share[violated], o_share[heavy]])
+    order = np.lexsort((is_objective, -shares))[:MAX_GOALS]
+    kept = [
+        ("objective" if is_objective[k] else "constraint", int(index[k]), float(shares[k]))
+        for k in order.tolist()
+    ]
     reads = _inputs_read(problem.kinds, kept)
     owner = _Owners(problem.diagram)
     never = set(result.infeasible)
@@ -159,7 +165,7 @@ def diagnose(problem: Any, result: OptimizeResult) -> Diagnosis:
                 goal.implicit,
             )
         )
-    diagnosis = Diagnosis(result.energy, len(violated), goals, omitted=len(picked) - len(kept))
+    diagnosis = Diagnosis(result.energy, len(violated), goals, omitted=len(index) - len(kept))
     diagnosis.conflicts = _conflicts(problem, result, final, diagnosis, reads)
     return diagnosis
 
