@@ -299,6 +299,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     counts = Counter(row["status"] for row in rows)
     print(f"{len(rows)} trios: " + ", ".join(f"{n} {s}" for s, n in counts.most_common()))
     print(f"wrote {args.out / 'results.jsonl'}, {args.out / 'report.md'}, {args.out / 'report.html'}")
+    if not set(row["key"] for row in rows) & set(row["key"] for row in penrose_rows):
+        print(report.NO_REFERENCE, file=sys.stderr)
     return 0
 
 

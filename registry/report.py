@@ -211,6 +211,16 @@ _W, _H, _M = 420, 320, 48  # size and margin
 _NO_DATA = (
     "<svg xmlns='http://www.w3.org/2000/svg' width='420' height='40'><text x='8' y='24'>no data</text></svg>"
 )
+# Said wherever a comparison with Penrose is empty because no row of Penrose's pairs with ours.
+NO_REFERENCE = (
+    "No Penrose reference for these trios: none of them is in the Penrose results given, so nothing is"
+    " compared with Penrose. Give Penrose's results with --penrose-results FILE (a results.jsonl of"
+    " Penrose's runner), or run Penrose here with --run-penrose."
+)
+_NO_REFERENCE_SVG = (
+    "<svg xmlns='http://www.w3.org/2000/svg' width='420' height='40'><text x='8' y='24'>"
+    "no Penrose reference: see --penrose-results</text></svg>"
+)
 
 
 def _log_ticks(lo: float, hi: float) -> list[float]:
@@ -375,9 +385,13 @@ VERDICT_TEXT = {"worse": "worse than Penrose's", "same": "as Penrose's", "better
 
 
 def headline(pairs: Sequence[Pair]) -> str:
-    """The one line a reader needs: how many layouts are worse, the same, better; constraints; time."""
+    """The one line a reader needs: how many layouts are worse, the same, better; constraints; time.
+    Without a single Penrose row beside ours it says so, and how to give one, before our own counts."""
     verdicts = verdict_counts(pairs)
     ok = [p.ours for p in pairs if p.ours and p.ours["status"] == "ok"]
+    if not any(p.ours and p.penrose for p in pairs):
+        mine, n_mine = satisfied_count(ok)
+        return f"{NO_REFERENCE} Our layouts satisfy every constraint on {mine} of the {n_mine} trios that ran"
     (mine, n_mine), (penrose, n_penrose) = (
         satisfied_count(rows) for rows in (ok, [p.penrose for p in pairs if p.penrose])
     )
@@ -521,6 +535,8 @@ def write_reports(
     ratios = [r for p in pairs if (r := p.ratio("totalMs")) is not None]
     scatter = scatter_svg(points, xlabel="Penrose totalMs", ylabel="our totalMs")
     histogram = histogram_svg(ratios, label="totalMs ratio, ours / Penrose (log scale)")
+    if not any(p.ours and p.penrose for p in pairs):
+        scatter = histogram = _NO_REFERENCE_SVG
     (out_dir / "scatter.svg").write_text(scatter, encoding="utf-8")
     (out_dir / "ratios.svg").write_text(histogram, encoding="utf-8")
     tables = summary_tables(pairs)

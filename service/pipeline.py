@@ -26,6 +26,7 @@ from typing import Any, Literal
 from adcore import WasmCompileError, WasmTimeout, WasmTrap
 from energies.caches import PROCESS_CACHES, Caches
 from energies.compile import compile_problem
+from energies.diagnose import Diagnosis, diagnose
 from energies.diagram import Diagram
 from energies.infeasible import infeasible_warnings
 from energies.limits import DeadlineExceeded, check_deadline, deadline, remaining
@@ -65,10 +66,15 @@ class Rendering:
     cache_hit: bool = False
     portfolio: PortfolioResult | None = None
     layout_warnings: list[str] = field(default_factory=list)  # this layout's (the diagram is shared)
+    diagnosis: Diagnosis | None = None  # why the layout is as it is (energies.diagnose)
+    # where each program came from (service.trios.Files): warnings then name files, not `style:9:3`
+    files: tuple[tuple[str, str, int], ...] = ()
 
     @property
     def warnings(self) -> list[str]:
-        return self.diagram.warnings + self.layout_warnings
+        from .trios import relocate
+
+        return [relocate(self.files, str(w)) for w in self.diagram.warnings + self.layout_warnings]
 
     def __repr__(self) -> str:
         opt = self.optimization
@@ -113,8 +119,10 @@ class Rendering:
             "nViolated": opt.n_violated,
             "nInfeasible": len(opt.infeasible),
             "warnings": list(self.warnings),
-            "timings": dict(self.timings),
-            "cacheHit": self.cache_hit,
+            "timingsMs": dict(self.timings),
+            # what was reused: the compiled energy (from an earlier diagram of the same structure) and
+            # the whole answer (a server's result cache sets it; never here)
+            "cached": {"energy": self.cache_hit, "result": False},
         }
         if self.portfolio is not None:
             p = self.portfolio
@@ -127,6 +135,8 @@ class Rendering:
                     for s in p.starts
                 ],
             }
+        if self.diagnosis is not None:
+            report["diagnosis"] = self.diagnosis.to_json()
         if goals:
             report["goals"] = [
                 {"name": g.name, "kind": g.kind, "value": g.value, "satisfied": g.satisfied}
@@ -314,7 +324,8 @@ def _lay_out(
         "total": (t3 - t0) * 1e3,
     }
     infeasible = infeasible_warnings(compiled, result)
-    return Rendering(svg, diagram, result, timings, problem.cache_hit, found, infeasible)
+    why = diagnose(compiled, result)
+    return Rendering(svg, diagram, result, timings, problem.cache_hit, found, infeasible, why)
 
 
 def _compile(diagram: Diagram, caches: Caches, time_limit: float) -> Any:
@@ -334,7 +345,7 @@ def render_file(path: str | Path, *, variation: str | None = None, **options: An
     from .trios import load_trio, trio_image_resolver
 
     trio = load_trio(path)
-    return render_trio(
+    rendering = render_trio(
         trio.domain,
         trio.substance,
         trio.style,
@@ -343,3 +354,5 @@ def render_file(path: str | Path, *, variation: str | None = None, **options: An
         resolve_image=trio_image_resolver(trio.base_dir, *trio.style_dirs),
         **options,
     )
+    rendering.files = trio.files  # warnings name the trio's files, as the CLI's do
+    return rendering
