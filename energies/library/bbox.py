@@ -15,33 +15,28 @@ from typing import Any
 
 from adcore import Fn, Real, Vec, fn, select
 from adcore import and_ as ad_and
+from energies.shapes import PathCmd
 
 from . import pmath as am
-from .geometry import (
-    POLYGONLIKE,
-    RECTLIKE,
-    Pt,
-    Scalar,
-    ShapeQueryError,
+from .fn_ops import (
     div,
     max_n,
     min_n,
-    points_of,
-    prop,
     pt,
     rot90,
     sqr,
-    sqrt,
     vadd,
     vmul,
     vnormalize,
-    vrot_degrees,
+    vrot,
     vsub,
 )
+from .geometry import POLYGONLIKE, RECTLIKE, Pt, Scalar, ShapeQueryError, points_of, prop
+from .pmath import sqrt
 
 Vec2 = Vec(2, Real)
 BBoxType = {"width": Real, "height": Real, "center": Vec2}
-BBox = dict  # {"width": Scalar, "height": Scalar, "center": [Scalar, Scalar]}
+BBox = dict  # {"width": Num, "height": Num, "center": [Num, Num]}
 
 
 def make_bbox(width: Scalar, height: Scalar, center: Sequence[Scalar]) -> BBox:
@@ -101,6 +96,12 @@ def inflate(b: BBox, delta: Scalar) -> BBox:
     return make_bbox(b["width"] + 2.0 * delta, b["height"] + 2.0 * delta, b["center"])
 
 
+def corners_extent(rect: Sequence[Pt]) -> tuple[Scalar, Scalar, Scalar, Scalar]:
+    """min x, min y, max x, max y of four corners [tr, tl, bl, br] of an axis-aligned box."""
+    xs, ys = [p[0] for p in rect], [p[1] for p in rect]
+    return min_n(xs), min_n(ys), max_n(xs), max_n(ys)
+
+
 def bbox_from_points(points: Sequence[Sequence[Scalar]]) -> BBox:
     lo_x, hi_x = min_n([p[0] for p in points]), max_n([p[0] for p in points])
     lo_y, hi_y = min_n([p[1] for p in points]), max_n([p[1] for p in points])
@@ -111,7 +112,7 @@ def rect_pts(center: Sequence[Scalar], width: Scalar, height: Scalar, clockwise:
     """Corners [tr, tl, bl, br] of a rectangle rotated `clockwise` degrees about its center."""
     hw, hh = width * 0.5, height * 0.5
     local = [[hw, hh], [-hw, hh], [-hw, -hh], [hw, -hh]]
-    return [vadd(vrot_degrees(p, -clockwise), center) for p in local]
+    return [vadd(vrot(p, -clockwise), center) for p in local]
 
 
 # -- one adcore function per shape kind ------------------------------------------------------------
@@ -190,7 +191,7 @@ def _arc_box_points(cursor: Pt, end: Pt, values: Sequence[Scalar]) -> list[Pt]:
     rx_raw, ry_raw, rotation, large_arc, sweep = values[:5]
     phi = -rotation
     rx_pos, ry_pos = am.abs(rx_raw), am.abs(ry_raw)
-    x1p, y1p = vrot_degrees(vmul(0.5, vsub(cursor, end)), -phi)
+    x1p, y1p = vrot(vmul(0.5, vsub(cursor, end)), -phi)
     lam = sqr(div(x1p, rx_pos)) + sqr(div(y1p, ry_pos))
     grow = lam > 1.0
     rx = select(grow, sqrt(lam) * rx_pos, rx_pos)
@@ -200,7 +201,7 @@ def _arc_box_points(cursor: Pt, end: Pt, values: Sequence[Scalar]) -> list[Pt]:
     sign = select(am.abs(large_arc - sweep) < 0.5, 1.0, -1.0)
     k = sign * sqrt(am.max(1e-18, div(num, den)))
     c_prime = [k * div(rx * y1p, ry), k * -div(ry * x1p, rx)]
-    cx, cy = vadd(vrot_degrees(c_prime, phi), vmul(0.5, vadd(cursor, end)))
+    cx, cy = vadd(vrot(c_prime, phi), vmul(0.5, vadd(cursor, end)))
     r = am.max(rx, ry)
     return [[cx - r, cy - r], [cx + r, cy + r]]
 
@@ -261,14 +262,6 @@ def path_box_points(d: Sequence[Any], where: str = "bbox of Path") -> list[Pt]:
     return points
 
 
-class _Cmd:
-    __slots__ = ("cmd", "contents")
-
-    def __init__(self, cmd: str, contents: list[list[Any]]):
-        self.cmd, self.contents = cmd, contents
-
-
-@cache
 def bbox_path_fn(structure: tuple[tuple[str, tuple[int, ...]], ...]) -> Fn:
     """Box of path data with this command structure; its numbers come as one flat vector."""
     size = sum(sum(lens) for _, lens in structure)
@@ -280,26 +273,13 @@ def bbox_path_fn(structure: tuple[tuple[str, tuple[int, ...]], ...]) -> Fn:
             for n in lens:
                 parts.append([flat[k + j] for j in range(n)])
                 k += n
-            d.append(_Cmd(cmd, parts))
+            d.append(PathCmd(cmd, parts))
         return bbox_from_points(path_box_points(d))
 
     return fn([Vec(max(size, 1), Real)], BBoxType, lambda flat: body(flat), name=f"bbox_path{len(structure)}")
 
 
-def _as_library_path(d: Sequence[Any]) -> list[Any]:
-    """Accept the renderer's commands too (`energies.shapes.PathCmd`: `args` of Coord / Values)."""
-    out = []
-    for c in d:
-        if hasattr(c, "contents"):
-            out.append(c)
-            continue
-        parts = [[a.x, a.y] if hasattr(a, "x") else list(a.numbers) for a in c.args]
-        out.append(_Cmd(c.cmd, parts))
-    return out
-
-
 def bbox_of_path_data(d: Sequence[Any]) -> BBox:
-    d = _as_library_path(d)
     path_box_points(d)  # validates the structure with a clear error before tracing
     flat = [x for c in d for part in c.contents for x in part] or [0.0]
     return _normal(bbox_path_fn(_path_structure(d))(flat))
@@ -341,6 +321,11 @@ def bbox_rectlike(shape: Any) -> BBox:
     p = lambda name: prop(shape, name, f"bbox of {shape.kind}")  # noqa: E731
     rotation = shape.props.get("rotation", 0.0)
     return _normal(bbox_rotated_rect(pt(p("center")), p("width"), p("height"), rotation, 0.0))
+
+
+def rectlike_corners(shape: Any) -> list[Pt]:
+    """Corners [tr, tl, bl, br] of a rectangle-like shape's box (Penrose's rect points of a rectlike)."""
+    return bbox_pts(bbox_rectlike(shape))
 
 
 def bbox_of_group(shape: Any) -> BBox:

@@ -27,28 +27,24 @@ from .bbox import (
 )
 from .distance import BBoxApproximationWarning, shape_distance, warn_bbox
 from .ellipses import PI_OVER_3, circle_to_implicit, ellipse_to_implicit, overlapping_implicit_ellipses
-from .geometry import (
-    Pt,
-    Scalar,
-    ShapeQueryError,
+from .fn_ops import (
     add_n,
     angle_from,
     consecutive_pairs,
     consecutive_triples,
     cross2,
     div,
-    is_rectlike,
     max_n,
     min_n,
-    prop,
     pt,
     relu,
     sqr,
-    sqrt,
     vdist,
     vdot,
     vsub,
 )
+from .geometry import Pt, Scalar, ShapeQueryError, is_rectlike, prop
+from .pmath import sqrt
 from .polygons import contains_convex_polygon_points, convex_partitions
 
 # -- scalars ---------------------------------------------------------------------------------------
@@ -256,13 +252,15 @@ def distribute_horizontally(
 ) -> Scalar:
     ordered = list(shapes) if left_to_right else list(reversed(shapes))
     boxes = [bbox_of(s) for s in ordered]
-    return add_n([am.abs(max_x(a) + padding - min_x(b)) for a, b in zip(boxes, boxes[1:])])
+    # Penrose sums these from 0 in a loop, not with addN (fn_ops' summation order)
+    return add_n([0.0, *(am.abs(max_x(a) + padding - min_x(b)) for a, b in zip(boxes, boxes[1:]))])
 
 
 def distribute_vertically(shapes: Sequence[Any], padding: Scalar = 0.0, top_to_bottom: bool = True) -> Scalar:
     ordered = list(reversed(shapes)) if top_to_bottom else list(shapes)
     boxes = [bbox_of(s) for s in ordered]
-    return add_n([am.abs(max_y(a) + padding - min_y(b)) for a, b in zip(boxes, boxes[1:])])
+    # Penrose sums these from 0 in a loop, not with addN (fn_ops' summation order)
+    return add_n([0.0, *(am.abs(max_y(a) + padding - min_y(b)) for a, b in zip(boxes, boxes[1:]))])
 
 
 def overlap_1d(interval1: Sequence[Scalar], interval2: Sequence[Scalar]) -> Scalar:

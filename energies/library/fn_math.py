@@ -14,6 +14,7 @@ from energies.limits import MAX_LIST_LENGTH, check_size
 
 from . import pmath as am
 from .fn_ops import Matrix, Num, Vector, add_n, max_n, min_n
+from .fn_ops import sqr as sqr  # Penrose's `sqr`, one of the computed functions (functions.py)
 
 
 def static_index(i: Any, what: str) -> int:
@@ -77,10 +78,6 @@ def atan2(x: Num, y: Num) -> Num:
 
 def pow(x: Num, y: Num) -> Num:  # noqa: A001 - Penrose's name
     return am.pow(x, y)
-
-
-def sqr(x: Num) -> Num:
-    return x * x
 
 
 def sqrt(x: Num) -> Num:
@@ -164,7 +161,7 @@ def repeat(n: int, k: Num) -> Vector:
 
 
 def _flat_size(v: Any) -> int:
-    return sum(map(_flat_size, v)) if isinstance(v, list | tuple) else 1
+    return builtins.sum(map(_flat_size, v)) if isinstance(v, list | tuple) else 1
 
 
 def TeXify(s: str) -> str:

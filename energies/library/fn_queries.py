@@ -43,15 +43,10 @@ from .fn_ops import (
     vnormalize,
     vsub,
 )
+from .fn_ops import pt as _pt
 from .fn_ops import rot90 as _rot90
 from .geometry import RECTLIKE, prop
-from .geometry import point2 as _pt
 from .geometry import unsupported_kind as _kind_error
-
-
-def _rect_of_rectlike(s: Shape) -> list:
-    return _bbox.bbox_pts(_bbox.bbox_rectlike(s))
-
 
 # -- signed distances -----------------------------------------------------------------------------------
 

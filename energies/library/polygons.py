@@ -16,9 +16,7 @@ from typing import Any
 from adcore import Real, Vec, and_, fn, not_, or_, select
 
 from . import pmath as am
-from .geometry import (
-    Pt,
-    Scalar,
+from .fn_ops import (
     add_n,
     clamp,
     div,
@@ -28,7 +26,6 @@ from .geometry import (
     pt,
     rot90,
     sqr,
-    sqrt,
     vdot,
     vmul,
     vneg,
@@ -36,6 +33,8 @@ from .geometry import (
     vnormalize,
     vsub,
 )
+from .geometry import Pt, Scalar
+from .pmath import sqrt
 
 NEG_INF = -math.inf
 
