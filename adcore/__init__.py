@@ -6,7 +6,7 @@
 
 Functions are traced once into an IR (adcore.ir); forward mode (adcore.jvp), unzipping
 (adcore.unzip), transposition (adcore.transpose) and interval evaluation (`interval`: bounds of f
-over a box, adcore/interval.py) are IR-to-IR transformations, so derivatives of derivatives work.
+over a box, adcore/intervals.py) are IR-to-IR transformations, so derivatives of derivatives work.
 `interp` runs the IR in Python; `compile` runs it as WebAssembly.
 
 This module is adcore's public surface: other packages import from it (and `adcore.math`) only.
@@ -37,7 +37,7 @@ from .errors import (
 )
 from .gc_pause import cyclic_gc_paused
 from .interpreter import interp
-from .interval import interval  # after the submodule's import, `adcore.interval` names the function
+from .intervals import interval
 from .lru import LRU
 from .types import Bool, Dual, Int, Real, Scalar, StructT, Tan, Vec, VecT
 from .values import binary, eager, unary

@@ -34,7 +34,7 @@ from adcore import (
     vec,
 )
 from adcore import math as am
-from adcore.interval import PERIODIC_LIMIT
+from adcore.intervals import PERIODIC_LIMIT
 from adcore.ir import call_graph
 from adcore.typecheck import check_function
 
