@@ -23,21 +23,30 @@ tuple, a str names a shape's property (or a dict's key, or a dataclass's field).
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
-from adcore import binary, eager, unary
+from adcore import LRU, binary, eager, unary
 
-_INTERN: dict[tuple[Any, ...], int] = {}
+# Signature ids name signatures inside the keys of the energy cache, so an id must never name two
+# signatures: ids come from a counter that never restarts, and the table forgets the signatures
+# least recently used beyond INTERN_ENTRIES (a long-lived worker would otherwise keep every
+# signature it ever met). A signature interned again after that gets a new id, so cached energies
+# keyed by the old one just stop matching.
+INTERN_ENTRIES = 1_000_000  # about 100 MB of signature tuples at most
+_INTERN: LRU[tuple[Any, ...], int] = LRU(INTERN_ENTRIES)
+_IDS = itertools.count()
 
 
 def intern(sig: tuple[Any, ...]) -> int:
     """A small integer naming a signature (signatures nest, so hashing stays cheap)."""
     found = _INTERN.get(sig)
     if found is None:
-        found = _INTERN[sig] = len(_INTERN)
+        found = next(_IDS)
+        _INTERN.put(sig, found)
     return found
 
 

@@ -330,12 +330,7 @@ def _lay_out(
 
 def _compile(diagram: Diagram, caches: Caches, time_limit: float) -> Any:
     """The diagram's problem, compiled with `caches`' energies and disk directory."""
-    # TRANSITIONAL: CompiledProblem takes no disk directory yet (the note at the end of
-    # energies/caches.py); once it does, this is `compile_problem(..., disk_cache=caches.disk_dir)`.
-    import energies.compile.problem as problem_module
-
-    problem_module.DISK_CACHE = caches.disk_dir
-    return compile_problem(diagram, time_limit=time_limit, cache=caches.energies)
+    return compile_problem(diagram, time_limit=time_limit, cache=caches.energies, disk_cache=caches.disk_dir)
 
 
 def render_file(path: str | Path, *, variation: str | None = None, **options: Any) -> Rendering:

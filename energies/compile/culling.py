@@ -419,19 +419,18 @@ class Culler:
     """
 
     def __init__(
-        self, kinds: Sequence[GoalKind], kind_fns: Sequence[adcore.Fn], time_limit: float | None
+        self,
+        kinds: Sequence[GoalKind],
+        kind_fns: Sequence[adcore.Fn],
+        bounds_fns: dict[int, adcore.Fn | None],
+        time_limit: float | None,
     ) -> None:
         self.kinds = list(kinds)
-        self.bounds: dict[int, CompiledBounds] = {}
-        for k, kind in enumerate(kinds):
-            if not cullable(kind):
-                continue
-            try:
-                f = bounds_function(kind, kind_fns[k])
-            except adcore.AdcoreError:  # a primitive without an interval rule: evaluated whole
-                continue
-            self.bounds[k] = CompiledBounds(kind, f, time_limit)
-        self.which = list(self.bounds)
+        self.kind_fns = kind_fns
+        self.bounds_fns = bounds_fns  # shared by problems of one structure (energies.compile.problem)
+        self.time_limit = time_limit
+        self.which = [k for k, kind in enumerate(kinds) if cullable(kind)]
+        self.bounds: dict[int, CompiledBounds] | None = None  # compiled when first needed
         self.indexes: dict[int, KindIndex] = {}
         self.center: np.ndarray | None = None
         self.radius: np.ndarray | None = None  # per unknown: ρ where it varies, 0 where it is fixed
@@ -448,6 +447,25 @@ class Culler:
         self.evaluations = 0
         self.boxes = 0  # boxes sorted (for benchmarks and tests)
         self.tried = 0  # bounds computed, all boxes
+
+    def _compiled_bounds(self) -> dict[int, CompiledBounds]:
+        """Each cullable kind's bounds, compiled (the first time culling sorts goals): the bounds
+        function of a kind of this structure is traced once per process (`bounds_fns`), its module
+        compiled once (adcore's module cache). Kinds using a primitive without an interval rule are
+        evaluated whole."""
+        if self.bounds is None:
+            self.bounds = {}
+            for k in self.which:
+                if k not in self.bounds_fns:
+                    try:
+                        self.bounds_fns[k] = bounds_function(self.kinds[k], self.kind_fns[k])
+                    except adcore.AdcoreError:
+                        self.bounds_fns[k] = None
+                f = self.bounds_fns[k]
+                if f is not None:
+                    self.bounds[k] = CompiledBounds(self.kinds[k], f, self.time_limit)
+            self.which = list(self.bounds)
+        return self.bounds
 
     def new_stage(self) -> None:
         """A stage has other goals and unknowns, so other costs: its policy starts afresh."""
@@ -503,13 +521,14 @@ class Culler:
     ) -> dict[int, Sorted]:
         """Move the box to x and sort each cullable kind's rows of the stage (`in_stage[k]`)."""
         start = time.perf_counter()
+        bounds = self._compiled_bounds()
         spread = float(np.ptp(x[varying])) if varying.any() else 1.0
         typical = self.step if self.step is not None else FIRST_RADIUS * spread
         scale = min(max(LIFE * typical, MIN_RADIUS * max(spread, 1.0)), MAX_RADIUS * max(spread, 1.0))
         radius = self.radius = np.where(varying, scale, 0.0)
         self.center = x.copy()
         out = {}
-        for k in self.which:
+        for k in bounds:
             kind = self.kinds[k]
             index = self.indexes.get(k)
             if index is None or index.boxes >= REBUILD:
@@ -517,7 +536,7 @@ class Culler:
             index.boxes += 1
             boxes = [column_boxes(c, t, x, radius) for c, t in zip(_used(kind), index.trees)]
             counts = index.stage_counts(stage, in_stage[k])
-            sorted_ = sort_kind(kind, index, boxes, self.bounds[k], counts, in_stage[k])
+            sorted_ = sort_kind(kind, index, boxes, bounds[k], counts, in_stage[k])
             self.tried += sorted_.tried
             out[k] = sorted_
         self.boxes += 1

@@ -33,16 +33,15 @@ from .energy import (
 from .goal_list import GoalList, split_goals
 from .kinds import GoalKind, Memo
 
-# Where compiled energies' machine code is kept on disk (None: in memory only); a host program such
-# as the service's layout workers sets it, several processes may share one directory.
-DISK_CACHE: str | None = None
-
 
 @dataclass
 class Functions:
     energy_and_grad: adcore.Fn
     goal_gradients: adcore.Fn | None = None
     kind_fns: list[adcore.Fn] | None = None
+    # per cullable kind, its bounds function (culling.bounds_function; None: it has no interval
+    # rule), traced when culling first sorts goals of that structure
+    bounds_fns: dict[int, adcore.Fn | None] = field(default_factory=dict)
     warnings: list[tuple[str, str]] = field(default_factory=list)  # (kind, text) raised while tracing
     wasm_bytes: int = 0  # the length of energy_and_grad's module, once built
 
@@ -69,6 +68,7 @@ class CompiledProblem:
         time_limit: float | None = 60.0,
         cache: LRU[Any, Functions] | None = CACHE,
         culling: bool = True,
+        disk_cache: str | None = None,
     ):
         t0 = time.perf_counter()
         self.diagram = diagram
@@ -120,8 +120,8 @@ class CompiledProblem:
             found.energy_and_grad,
             time_limit=time_limit,
             bounds_checks=False,
-            cache_dir=DISK_CACHE,
-            tier="auto" if DISK_CACHE else "deferred",
+            cache_dir=disk_cache,
+            tier="auto" if disk_cache else "deferred",
         )
         if cache is not None and not self.cache_hit:  # weighed by its Wasm, which Compiled has built
             found.wasm_bytes = self.vg.wasm_bytes
@@ -138,7 +138,7 @@ class CompiledProblem:
         self._culling = False  # whether `lists` leave culled goals out
         self.culled = (0.0, 0.0)  # (c_obj, c_pen): what the goals left out contribute
         self.culler = (
-            Culler(self.kinds, found.kind_fns, time_limit)
+            Culler(self.kinds, found.kind_fns, found.bounds_fns, time_limit)
             if culling and found.kind_fns is not None and any(map(cullable, self.kinds))
             else None
         )

@@ -152,7 +152,7 @@ def test_rows_per_leaf_and_node_tuple_match_brute_force() -> None:
 
 
 def test_culling_stops_when_it_does_not_pay_and_tries_again_later() -> None:
-    c = Culler([], [], None)
+    c = Culler([], [], {}, None)
     c.which = [0]  # a kind to cull, as far as the policy is concerned
     x = np.zeros(3)
     for _ in range(culling.FULL_FIRST):
