@@ -251,4 +251,8 @@ class Diagram:
     warnings: list[str] = field(default_factory=list)
     variation: str = ""
     exclude_warnings: tuple[str, ...] = ()  # the trio's excludeWarnings, for warnings found later
+    # pairs of Substance objects (their Penrose names, as in shape names `A`.icon) that a statement
+    # relates: a predicate's object arguments, a binding's object and arguments (starts that follow
+    # the Substance's structure, energies.optimize.structure)
+    relations: list[tuple[str, str]] = field(default_factory=list)
     cache: dict[str, Any] = field(default_factory=dict, repr=False)  # derived data (e.g. goal kinds)

@@ -288,7 +288,7 @@ def _lay_out(
     if observe is not None:
         problem = observe(problem)
     t1 = time.perf_counter()
-    starts = portfolio_starts(diagram.unknowns, variation, settings.starts)
+    starts = portfolio_starts(diagram.unknowns, variation, settings.starts, diagram)
     # A live session's observer sees every evaluation: its starts stay in this process.
     processes = settings.processes if observe is None else 1
     try:

@@ -67,7 +67,7 @@ def cullable(kind: GoalKind) -> bool:
     """Whether culling may pay for a kind: many rows, some column of many objects reading unknowns,
     and leaf tables of a reasonable size."""
     used = _used(kind)
-    leaves = math.prod(max(1, -(-c.n_objects // (LEAF // 2))) for c in used)
+    leaves = math.prod(max(1, -(-c.n_objects // max(1, LEAF // 2))) for c in used)
     worth = kind.n_rows >= CULL_MIN_ROWS and any(c.width and c.n_objects > 1 for c in used)
     return worth and leaves <= MAX_LEAF_TUPLES
 

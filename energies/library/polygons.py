@@ -34,6 +34,7 @@ from .fn_ops import (
     vsub,
 )
 from .geometry import Pt, Scalar
+from .lipschitz import lipschitz_rule, planar_move
 from .pmath import sqrt
 
 NEG_INF = -math.inf
@@ -245,45 +246,33 @@ def _rect_line_dist(
     xs = [select(neg_slope, x01, x00), select(neg_slope, x11, x10), x11, select(neg_slope, x10, x11)]
     xs += [select(neg_slope, x00, x01), x00]
     ys = [y00, y00, select(neg_slope, y10, y01), y11, y11, select(neg_slope, y01, y10)]
-    return convex_polygon_origin_signed_distance([[x, y] for x, y in zip(xs, ys)])
+    hexagon = convex_polygon_origin_signed_distance([[x, y] for x, y in zip(xs, ys)])
+    # A segment of (nearly) no length: the hexagon's edge regions lose their way (a point gave 36.1
+    # where its distance is 28.3), so the box less the point it is. Longer segments take the
+    # hexagon's value unchanged; the two agree to the segment's length in between, so the value
+    # moves continuously with the segment, as the interval rule below needs.
+    scale = 1.0 + am.max(am.max(am.abs(lxs), am.abs(lys)), am.max(am.abs(lxe), am.abs(lye)))
+    short = sqr(lxe - lxs) + sqr(lye - lys) <= sqr(SHORTEST * scale)
+    point = rectangle_signed_distance([rx0 - lxs, ry0 - lys], [rx1 - lxs, ry1 - lys])
+    return select(short, point, hexagon)
 
 
-RANGE = {"lo": Real, "hi": Real}
-LIPSCHITZ_SLACK = 2.0**-40  # the two evaluations' rounding, relative to the coordinates' magnitude
-SHORTEST = 1e-9  # shorter segments (relative to the coordinates) leave the formula's exact range
-HAUSDORFF_WIDEN = 1.0 + 2.0**-48  # the few roundings of the bound itself
+SHORTEST = 1e-9  # shorter segments (relative to the coordinates) are taken as points
 
 
-def _rect_line_bounds(box: Any) -> dict[str, Any]:
-    """The interval rule of rect_line_dist, from its Lipschitz bound rather than its formula (whose
-    region selects joined over a box loosen to "anything" within a few pixels).
-
-    The value is the signed distance from the origin to a convex set, the Minkowski sum of the box
-    and the negated segment, and a convex set's signed distance moves by at most the Hausdorff
-    distance the set moves. On the argument box (midpoint m, half-widths h), the rectangle (its
-    corners sorted) moves by at most sqrt(max(h_x0, h_x1)^2 + max(h_y0, h_y1)^2) and the segment by
-    its larger endpoint move, so f lies within f(m) -/+ their sum, plus the rounding of the two
-    evaluations. The formula is exact only for a segment of some length (a segment of length 0
-    gives another value), so where the segment may be shorter than `SHORTEST` times the
-    coordinates' magnitude on the box, the rule gives "anything" (NaN)."""
-    lo = [box[i]["lo"] for i in range(8)]
-    hi = [box[i]["hi"] for i in range(8)]
-    mid = [(a + b) * 0.5 for a, b in zip(lo, hi)]
-    half = [am.max(b - m, m - a) for a, b, m in zip(lo, hi, mid)]
-    move_rect = sqrt(sqr(am.max(half[0], half[2])) + sqr(am.max(half[1], half[3])))
-    move_seg = am.max(sqrt(sqr(half[4]) + sqr(half[5])), sqrt(sqr(half[6]) + sqr(half[7])))
-    magnitude = 1.0 + max_n([am.abs(m) for m in mid])
-    reach = (move_rect + move_seg) * HAUSDORFF_WIDEN + LIPSCHITZ_SLACK * magnitude
-    length = am.max(am.abs(mid[6] - mid[4]), am.abs(mid[7] - mid[5]))
-    short = length - (half[4] + half[5] + half[6] + half[7]) <= SHORTEST * magnitude
-    d = RECT_LINE_DIST(mid)
-    return {"lo": select(short, math.nan, d - reach), "hi": select(short, math.nan, d + reach)}
+def _rect_line_moves(half: Sequence[Scalar]) -> Scalar:
+    """How far rect_line_dist's set moves on a box: its rectangle (corners sorted) by the larger
+    moves of its two corners in x and in y, its segment by its larger endpoint move (see
+    `lipschitz`); a segment shorter than SHORTEST, taken as a point, adds at most its length."""
+    rect = planar_move(am.max(half[0], half[2]), am.max(half[1], half[3]))
+    segment = am.max(planar_move(half[4], half[5]), planar_move(half[6], half[7]))
+    return rect + segment
 
 
 RECT_LINE_DIST = fn(
     [Vec(8, Real)], Real, lambda v: _rect_line_dist(*[v[i] for i in range(8)]), name="rectLineDist"
 )
-RECT_LINE_DIST.interval = fn([Vec(8, RANGE)], RANGE, _rect_line_bounds, name="rectLineDist_bounds")
+RECT_LINE_DIST.interval = lipschitz_rule(RECT_LINE_DIST, 8, _rect_line_moves, extra_slack=2.0 * SHORTEST)
 
 
 def rect_line_dist(

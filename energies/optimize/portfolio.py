@@ -1,6 +1,6 @@
 """Multi-start layout: optimize from several initial states and keep the best layout.
 
-    starts = portfolio_starts(diagram.unknowns, variation, k)
+    starts = portfolio_starts(diagram.unknowns, variation, k, diagram)
     result = optimize_portfolio(problem, starts, settings=PortfolioSettings(...))
 
 Penrose users press "resample" until a diagram looks right: the exterior-point method is a local
@@ -8,7 +8,10 @@ method, and labels or shapes can settle in a poor local minimum (stacked labels,
 behind another). A portfolio does the resampling for them. Start 0 is the variation's own initial
 state, so ``starts=1`` is exactly Penrose's single run; start k >= 1 draws every sampled unknown
 (positions and sizes; colors stay) again from its sampling range with a generator seeded from the
-variation and k, so the same variation always gives the same starts and the same layout.
+variation and k, so the same variation always gives the same starts and the same layout. A large
+diagram whose Substance relates many objects (energies.optimize.structure) starts first from its
+structure instead (with two starts or more): from random places its layout is a fold the local
+goals cannot undo; the variation's own state comes second.
 
 All starts share one compiled energy. The rules below take them one after another; with
 ``processes`` > 1 later starts are computed ahead in forked processes (energies.optimize.parallel_starts),
@@ -68,7 +71,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from energies.diagram import Unknowns
+from energies.diagram import Diagram, Unknowns
 from energies.optimize.optimizer import (
     EP_STOP,
     OptimizeError,
@@ -77,6 +80,7 @@ from energies.optimize.optimizer import (
     Progress,
     optimize,
 )
+from energies.optimize.structure import structure_start
 from energies.shapes import rng_for
 
 # Where a start is good about half the time, 7 starts all miss on 1 variation in 65-130 (p = 0.45-0.5).
@@ -124,10 +128,18 @@ class PortfolioResult:
     stopped: str = "starts"
 
 
-def portfolio_starts(unknowns: Unknowns, variation: str, count: int) -> list[np.ndarray]:
-    """The initial states of a portfolio: the variation's own, then `count - 1` resampled ones."""
+def portfolio_starts(
+    unknowns: Unknowns, variation: str, count: int, diagram: Diagram | None = None
+) -> list[np.ndarray]:
+    """The initial states of a portfolio: the variation's own, then `count - 1` resampled ones; for
+    a `diagram` large and structured enough, with `count` >= 2, its structure's start first."""
     first = np.array(unknowns.x0, dtype=np.float64)
-    return [first] + [unknowns.resample(rng_for(f"{variation}\x00start {k}")) for k in range(1, count)]
+    starts = [first] + [unknowns.resample(rng_for(f"{variation}\x00start {k}")) for k in range(1, count)]
+    if diagram is not None and count >= 2:
+        structured = structure_start(diagram, first, rng_for(f"{variation}\x00structure"))
+        if structured is not None:
+            starts = [structured, *starts[:-1]]
+    return starts
 
 
 def best_layout(finished: Sequence[OptimizeResult]) -> int:

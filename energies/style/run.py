@@ -27,6 +27,7 @@ from energies.diagram import Diagram, ShapeInstance
 from energies.lang import style_ast as S
 from energies.lang.errors import raise_all, visible_warnings
 from energies.lang.frontend import FrontEnd
+from energies.lang.substance_env import Binding, PredicateFact
 from energies.limits import MAX_CANVAS_SIZE, check_deadline
 from energies.shapes import Canvas, rng_for
 from energies.style import layering
@@ -151,7 +152,25 @@ def _evaluate_style(
         warnings=warnings,
         variation=variation,
         exclude_warnings=tuple(exclude_warnings),
+        relations=substance_relations(front),
     )
+
+
+def substance_relations(front: FrontEnd) -> list[tuple[str, str]]:
+    """The pairs of objects the Substance's statements relate (`Diagram.relations`), each once."""
+    pairs: dict[tuple[str, str], None] = {}
+    for stmt in front.substance.statements:
+        if isinstance(stmt, PredicateFact):
+            names = [a for a in stmt.args if isinstance(a, str)]
+        elif isinstance(stmt, Binding):
+            names = [stmt.var, *(a for a in stmt.args if isinstance(a, str))]
+        else:
+            continue
+        for i, a in enumerate(names):
+            for b in names[i + 1 :]:
+                if a != b:
+                    pairs.setdefault((a, b) if a < b else (b, a))
+    return list(pairs)
 
 
 def shape_at(diagram: Diagram, name: str) -> ShapeInstance:
