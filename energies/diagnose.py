@@ -48,11 +48,12 @@ INCOMPATIBLE = {frozenset(("contains", "disjoint")), frozenset(("overlapping", "
 MAX_GRADIENT_PAIRS = 20  # pairs whose gradients are compared by finite differences (2 · inputs calls each)
 MAX_PAIR_INPUTS = 24
 _SUBSTANCE_NAME = re.compile(r"`([^`]+)`")
+GoalClass = Literal["constraint", "objective"]
 
 
 @dataclass(frozen=True, slots=True)
 class GoalDiagnosis:
-    kind: Literal["constraint", "objective"]
+    kind: GoalClass
     index: int  # in its class: the position in the problem's constraint_names / objective_names
     function: str  # Penrose's name (`contains`, `disjoint`, ...)
     line: int  # in the Style as joined (0: no line, e.g. implicit); the CLI maps it to its file
@@ -116,7 +117,8 @@ class Diagnosis:
 def diagnose(problem: Any, result: OptimizeResult) -> Diagnosis:
     """See the module docstring. ``problem`` is an ``energies.compile.CompiledProblem`` (its goal
     lists, kinds, stages, diagram and goal_values)."""
-    objectives, constraints = (np.asarray(v, float) for v in result.goals.values)  # type: ignore[attr-defined]
+    values = result.goals.values  # type: ignore[attr-defined]  # optimize's GoalReports, typed as a Sequence
+    objectives, constraints = (np.asarray(v, float) for v in values)
     ran = [s for s in result.stages if s.status != "NotRun"]
     final = problem.stages[len(ran) - 1] if problem.stages and ran else None
     active_c = final.constraints if final is not None else np.ones(len(constraints), bool)
@@ -134,7 +136,7 @@ def diagnose(problem: Any, result: OptimizeResult) -> Diagnosis:
     index = np.concatenate([violated, heavy])
     shares = np.concatenate([c_share[violated], o_share[heavy]])
     order = np.lexsort((is_objective, -shares))[:MAX_GOALS]
-    kept = [
+    kept: list[tuple[GoalClass, int, float]] = [
         ("objective" if is_objective[k] else "constraint", int(index[k]), float(shares[k]))
         for k in order.tolist()
     ]
