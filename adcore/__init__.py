@@ -23,7 +23,7 @@ import importlib
 from typing import TYPE_CHECKING
 
 from . import math
-from .api import Fn, and_, eq, fn, jvp, neq, not_, opaque, or_, select, sum, to_real, vec, vjp
+from .api import Fn, and_, eq, fn, fold, jvp, neq, not_, opaque, or_, scan, select, sum, to_real, vec, vjp
 from .errors import (
     AdcoreError,
     AdcoreTypeError,
@@ -110,6 +110,7 @@ __all__ = [
     "eager",
     "eq",
     "fn",
+    "fold",
     "interp",
     "jvp",
     "math",
@@ -117,6 +118,7 @@ __all__ = [
     "not_",
     "opaque",
     "or_",
+    "scan",
     "select",
     "sum",
     "to_real",

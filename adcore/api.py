@@ -327,6 +327,49 @@ def _sum_loop(n: int, body: Callable[[Sym], Any], count: Atom | None) -> Any:
     return unflatten(ty, outs)
 
 
+def fold(n: int, init: Any, body: Callable[[Any, Sym], Any], *, count: Any = None) -> Any:
+    """The value carried through `carry = body(carry, i)` for i < n, starting from `init` (Futhark's
+    `loop`): one loop whatever n is. The carry may be of any type (a scalar, an array, a struct),
+    the type of `init` (a Python int is an Int: write 0.0 for a Real). `count`: as in `vec`, the
+    steps from count on do not run."""
+    return _carry_loop("fold", n, init, body, count, keep=False)
+
+
+def scan(n: int, init: Any, body: Callable[[Any, Sym], Any], *, count: Any = None) -> Any:
+    """As `fold`, returning the n carries after each step, as an array (with `count`, the ones from
+    count on are zero)."""
+    return _carry_loop("scan", n, init, body, count, keep=True)
+
+
+def _carry_loop(what: str, n: int, init: Any, body: Callable[..., Any], count: Any, keep: bool) -> Any:
+    if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+        raise AdcoreTypeError(f"in {current_name()}: {what} needs a Python int n >= 0, got {n!r}")
+    if not STATE.stack:  # plain Python values (or another library's lazy ones)
+        k = _eager_count(what, n, count)
+        carry, steps = init, []
+        for i in range(k):
+            carry = body(carry, i)
+            steps.append(carry)
+        if not keep:
+            return carry
+        zero = zero_value(type_of(init)) if k < n else None
+        return steps + [zero] * (n - k)
+    b = current_builder(what)
+    ty = type_of(init)
+    inits = flatten(ty, init, f"initial value of {what}")
+    carries = [Var(a.ty) for a in inits]
+
+    def step(i: Var, _: Sequence[Var]) -> list[Atom]:
+        value = body(unflatten(ty, carries), Sym(i, b))
+        nexts = flatten(ty, value, f"the value {what}'s body returns (the carry has type {ty!r})")
+        return [*nexts, *nexts] if keep else nexts  # a scan's elements are its carries
+
+    outs = b.fold(n, inits, carries, step, (), _traced_count(what, n, count))
+    if keep:
+        return unflatten(VecT(n, ty), outs[len(inits) :])
+    return unflatten(ty, outs)
+
+
 def _traced_count(what: str, n: int, count: Any) -> Atom | None:
     """The atom of a loop's run-time trip count (None: n), checked where it is known now."""
     if count is None:
@@ -402,6 +445,8 @@ __all__ = [
     "not_",
     "opaque",
     "or_",
+    "fold",
+    "scan",
     "select",
     "sum",
     "vec",

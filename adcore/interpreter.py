@@ -13,7 +13,7 @@ from typing import Any
 
 from .convert import argument_leaves, call_impl, to_python
 from .errors import AdcoreError, DomainError, RangeError, count_message
-from .ir import Block, Eqn, Function, Var, loop_count
+from .ir import Block, Eqn, Function, Var, loop_carries, loop_count
 from .types import Int, Real, Type, VecT
 
 NAN = math.nan
@@ -160,6 +160,8 @@ class Interpreter:
                     env[o] = v
             elif prim == "for":
                 self.loop(f, e, env)
+            elif prim == "fold":
+                self.fold(f, e, env)
             elif prim == "accum":
                 ref, value, *idx = args
                 target, k = ref, 0
@@ -186,6 +188,30 @@ class Interpreter:
         for col, r in zip(columns, body.results):  # the iterations that did not run: zeros
             col.extend(zeros(r.ty) for _ in range(n - count))
         for o, v in zip(e.outs, [*columns, *(acc[0] for acc in accs)]):
+            env[o] = v
+
+    def fold(self, f: Function, e: Eqn, env: dict[Var, Any]) -> None:
+        body: Block = e.params["body"]
+        c = loop_carries(e)
+        i_var, carries, refs = body.params[0], body.params[1 : 1 + c], body.params[1 + c :]
+        state = [env[a] if isinstance(a, Var) else a.val for a in e.args[:c]]
+        accs = [[zeros(r.ty.of)] for r in refs]  # type: ignore[union-attr]
+        for r, acc in zip(refs, accs):
+            env[r] = acc
+        results, elems = body.results[:c], body.results[c:]
+        columns: list[list[Any]] = [[] for _ in elems]
+        n = e.params["n"]
+        count = trip_count(f, e, env)
+        for i in range(count):
+            env[i_var] = i
+            env.update(zip(carries, state))
+            self.block(f, body, env)
+            state = [env[r] if isinstance(r, Var) else r.val for r in results]
+            for col, r in zip(columns, elems):
+                col.append(env[r] if isinstance(r, Var) else r.val)
+        for col, r in zip(columns, elems):  # the iterations that did not run: zeros
+            col.extend(zeros(r.ty) for _ in range(n - count))
+        for o, v in zip(e.outs, [*state, *columns, *(acc[0] for acc in accs)]):
             env[o] = v
 
 

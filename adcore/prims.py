@@ -101,6 +101,25 @@ def _for(ts: Sequence[Type], ps: dict[str, Any]) -> tuple[Type, ...]:
     return tuple(VecT(n, r.ty) for r in body.results) + tuple(r.ty.of for r in refs)
 
 
+def _fold(ts: Sequence[Type], ps: dict[str, Any]) -> tuple[Type, ...]:
+    body = ps["body"]
+    n = ps["n"]
+    idx, *rest = body.params
+    c = 0
+    while c < len(rest) and not isinstance(rest[c].ty, RefT):
+        c += 1
+    carries, refs = rest[:c], rest[c:]
+    if idx.ty != Int or any(not isinstance(r.ty, RefT) for r in refs):
+        raise _fail("fold", ts, "body parameters must be (Int, carried values..., refs...)")
+    types = tuple(p.ty for p in carries)
+    if tuple(ts[:c]) != types or len(ts) > c + 1 or (len(ts) == c + 1 and ts[c] != Int):
+        raise _fail("fold", ts, f"expects the initial values {types}, then optionally a count (an Int)")
+    if len(body.results) < c or tuple(r.ty for r in body.results[:c]) != types:
+        raise _fail("fold", ts, f"its body must return the next carried values {types} first")
+    elems = body.results[c:]
+    return types + tuple(VecT(n, r.ty) for r in elems) + tuple(r.ty.of for r in refs)
+
+
 def _accum(ts: Sequence[Type], ps: dict[str, Any]) -> tuple[Type, ...]:
     ref, value, *idx = ts
     if not isinstance(ref, RefT) or any(i != Int for i in idx):
@@ -116,7 +135,14 @@ def _accum(ts: Sequence[Type], ps: dict[str, Any]) -> tuple[Type, ...]:
 
 
 TYPE_RULES.update(
-    select=_select, vec=_vec, index=_index, zeros=_zeros, call=_call, accum=_accum, **{"for": _for}
+    select=_select,
+    vec=_vec,
+    index=_index,
+    zeros=_zeros,
+    call=_call,
+    accum=_accum,
+    fold=_fold,
+    **{"for": _for},
 )
 
 

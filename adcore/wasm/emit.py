@@ -16,7 +16,20 @@ touches memory), tests it at every iteration and zeroes the elements of the iter
 
 from __future__ import annotations
 
-from ..ir import Atom, Block, Eqn, Function, Lit, Var, call_graph, callees, free_vars, loop_count
+from ..ir import (
+    LOOPS,
+    Atom,
+    Block,
+    Eqn,
+    Function,
+    Lit,
+    Var,
+    call_graph,
+    callees,
+    free_vars,
+    loop_carries,
+    loop_count,
+)
 from ..types import Bool, Int, Real, RefT, Type, VecT
 from .emit_memory import MemoryRules
 from .encode import (
@@ -239,7 +252,14 @@ class FunctionGen(MemoryRules):
         straight = not self.loop_depth  # straight-line code, not a loop body
         for e in reversed(block.eqns):
             prim, args = e.prim, e.args
-            if prim == "for":
+            if prim == "for" or prim == "fold":
+                if stored is not None and not stored.keys().isdisjoint(e.outs):
+                    # a wide function's result made by a loop: stored right after it
+                    kept = [o for o in e.outs if o in stored]
+                    for o in kept:
+                        if o not in self.reads:
+                            self.locals.take(o)
+                    pieces.append(b"".join([self.stores(o, stored) for o in kept]))
                 pieces.append(self.op_for(e))
                 continue
             outs = e.outs
@@ -483,16 +503,25 @@ class FunctionGen(MemoryRules):
                 self.set(o)
 
     def op_for(self, e: Eqn) -> bytes:
-        """The loop's code. Its accumulators are read when its outputs are written, so they take
-        locals before the outputs release theirs; what the body reads from outside and the index
-        live across all iterations, so they take locals before the body is walked."""
+        """A loop's code (a `for`, or a `fold`: a `for` with carries). Its accumulators and carries
+        are read when its outputs are written, so they take locals before the outputs release
+        theirs; what the body reads from outside, the count and the index live across all
+        iterations, so they take locals before the body is walked; the initial carries are read
+        before the loop, all of them before any carry is set (through the stack), so they may share
+        locals with the carries.
+
+        A scalar carry is a local; an array carry points to one of two frame buffers, the one its
+        last value was copied into: an iteration copies each next array into the buffer its carry
+        does not point to, so it never overwrites what the iteration reads (arrays swapped between
+        carries included). Next values are pushed, then all carries set, so carries may swap."""
         n = e.params["n"]
         body: Block = e.params["body"]
-        i, *refs = body.params
-        n_elems = len(body.results)
+        c = loop_carries(e)
+        i, carries, refs = body.params[0], body.params[1 : 1 + c], body.params[1 + c :]
+        n_results = len(body.results)
         count = loop_count(e)
         locals_ = self.locals
-        for r in refs:
+        for r in (*carries, *refs):
             locals_.take(r)
         for o in e.outs:
             locals_.release(o)
@@ -502,18 +531,30 @@ class FunctionGen(MemoryRules):
         if count.__class__ is Var and count not in self.reads:
             locals_.take(count)  # type: ignore[arg-type]  # read at every iteration's test
         locals_.take(i)
-        for r in body.results:  # stored after each iteration
+        for r in body.results:  # read after each iteration
             if r.__class__ is Var and r not in self.reads:
                 locals_.take(r)  # type: ignore[arg-type]
         self.loop_depth += 1
         body_code = self.block(body)
         self.loop_depth -= 1
         locals_.release(i)
-        for r in refs:
+        for r in (*carries, *refs):
             locals_.release(r)
+        for x in e.args[:c]:  # the initial carries, read before the loop
+            if x.__class__ is Var and x not in self.reads:
+                self.operand(x)
         reads = self.reads
         self.asm = a = Asm()
-        elem_addrs = [self.alloc(size_of(o.ty)) for o in e.outs[:n_elems]]
+        elem_addrs = [self.alloc(size_of(o.ty)) for o in e.outs[c:n_results]]
+        buffers = {
+            j: (self.alloc(size_of(p.ty)), self.alloc(size_of(p.ty)))
+            for j, p in enumerate(carries)
+            if is_array(p.ty)
+        }
+        for x in e.args[:c]:
+            self.get(x)
+        for p in reversed(carries):
+            self.set(p)
         for r in refs:
             acc_t = r.ty.of  # type: ignore[union-attr]
             if is_array(acc_t):
@@ -534,7 +575,7 @@ class FunctionGen(MemoryRules):
         a.i32_ge_s()
         a.br_if(1)
         a.code += body_code
-        for r, addr in zip(body.results, elem_addrs):
+        for r, addr in zip(body.results[c:], elem_addrs):
             es = size_of(r.ty)
             self.get(i)
             a.i32_const(es)
@@ -544,6 +585,26 @@ class FunctionGen(MemoryRules):
                 self._copy_to_element(addr, es)
             else:
                 self.store(r.ty, addr)
+        targets = {}
+        for j, (first, second) in buffers.items():  # the next arrays, into the other buffer
+            targets[j] = t = self.temp(I32)
+            a.i32_const(second)
+            a.i32_const(first)
+            self.get(carries[j])
+            a.i32_const(first)
+            a.i32_eq()
+            a.select()
+            a.local_tee(t)
+            self.get(body.results[j])
+            a.i32_const(size_of(carries[j].ty))
+            a.memory_copy()
+        for j, r in enumerate(body.results[:c]):
+            if j in targets:
+                a.local_get(targets[j])
+            else:
+                self.get(r)
+        for p in reversed(carries):
+            self.set(p)
         self.get(i)
         a.i32_const(1)
         a.i32_add()
@@ -552,13 +613,17 @@ class FunctionGen(MemoryRules):
         a.end()
         a.end()
         if count is not None:  # the elements of the iterations that did not run are zero
-            for r, addr in zip(body.results, elem_addrs):
+            for r, addr in zip(body.results[c:], elem_addrs):
                 self.zero_tail(addr, size_of(r.ty), count, n)
-        for o, addr in zip(e.outs[:n_elems], elem_addrs):
+        for o, p in zip(e.outs[:c], carries):
+            if o in reads:
+                a.code += reads[p]
+                self.set(o)
+        for o, addr in zip(e.outs[c:n_results], elem_addrs):
             if o in reads:
                 a.i32_const(addr)
                 self.set(o)
-        for r, o in zip(refs, e.outs[n_elems:]):
+        for r, o in zip(refs, e.outs[n_results:]):
             if o in reads:
                 a.code += reads[r]
                 self.set(o)
@@ -605,7 +670,7 @@ def runtime_checked(f: Function) -> bool:
         blocks = [f.body] if f.body is not None else []
         while blocks and not found:
             for e in blocks.pop().eqns:
-                if e.prim == "for":
+                if e.prim in LOOPS:
                     found = found or loop_count(e) is not None
                     blocks.append(e.params["body"])
         f.cache["runtime_checked"] = found
@@ -691,6 +756,7 @@ _RULES = {
     "zeros": FunctionGen.op_zeros,
     "call": FunctionGen.op_call,
     "for": FunctionGen.op_for,
+    "fold": FunctionGen.op_for,
     "accum": FunctionGen.op_accum,
 }
 _LOCAL_0 = local_get_code(0)

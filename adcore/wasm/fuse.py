@@ -22,7 +22,7 @@ import operator
 from collections import Counter
 from collections.abc import Callable
 
-from ..ir import Atom, Block, Eqn, Function, Var, call_graph, free_vars, has_loop
+from ..ir import LOOPS, Atom, Block, Eqn, Function, Var, call_graph, free_vars, has_loop
 from .simplify import rename_block, simplify_function
 
 
@@ -73,13 +73,13 @@ def _with_callees(e: Eqn, visit: Callable[[Function], Function]) -> Eqn:
     if e.prim == "call":
         callee = visit(e.params["fn"])
         return e if callee is e.params["fn"] else Eqn(e.outs, "call", e.args, {**e.params, "fn": callee})
-    if e.prim != "for":
+    if e.prim not in LOOPS:
         return e
     b: Block = e.params["body"]
-    eqns = [x if x.prim != "call" and x.prim != "for" else _with_callees(x, visit) for x in b.eqns]
+    eqns = [x if x.prim != "call" and x.prim not in LOOPS else _with_callees(x, visit) for x in b.eqns]
     if all(map(operator.is_, eqns, b.eqns)):
         return e
-    return Eqn(e.outs, "for", e.args, {**e.params, "body": Block(b.params, tuple(eqns), b.results)})
+    return Eqn(e.outs, e.prim, e.args, {**e.params, "body": Block(b.params, tuple(eqns), b.results)})
 
 
 def _calls(b: Block) -> list[Eqn]:
@@ -90,7 +90,7 @@ def _calls(b: Block) -> list[Eqn]:
         for e in blocks.pop().eqns:
             if e.prim == "call":
                 found.append(e)
-            elif e.prim == "for":
+            elif e.prim in LOOPS:
                 blocks.append(e.params["body"])
     return found
 
@@ -105,7 +105,7 @@ def _bind(body: Block, args: tuple[Atom, ...], outs: tuple[Var, ...], sub: dict[
 
 def _substitute(e: Eqn, sub: dict[Var, Atom]) -> Eqn:
     args = tuple(sub.get(a, a) if isinstance(a, Var) else a for a in e.args)
-    if e.prim != "for":
+    if e.prim not in LOOPS:
         return Eqn(e.outs, e.prim, args, e.params)
     b: Block = e.params["body"]
     body = Block(
@@ -113,7 +113,7 @@ def _substitute(e: Eqn, sub: dict[Var, Atom]) -> Eqn:
         tuple(_substitute(x, sub) for x in b.eqns),
         tuple(sub.get(r, r) if isinstance(r, Var) else r for r in b.results),
     )
-    return Eqn(e.outs, "for", args, {**e.params, "body": body})
+    return Eqn(e.outs, e.prim, args, {**e.params, "body": body})
 
 
 class _Reads:
@@ -125,8 +125,8 @@ class _Reads:
     def __call__(self, e: Eqn) -> set[Var]:
         found = self.known.get(id(e))
         if found is None:
-            reads = {a for a in e.args if isinstance(a, Var)}  # (a loop's: its count)
-            if e.prim == "for":
+            reads = {a for a in e.args if isinstance(a, Var)}  # (a loop's: its count, initial carries)
+            if e.prim in LOOPS:
                 reads.update(free_vars(e.params["body"]))
             found = self.known[id(e)] = (e, reads)
         return found[1]
@@ -164,7 +164,7 @@ def own_index_sums_as_elements(loop: Eqn) -> Eqn:
     i, *refs = body.params
     n = loop.params["n"]
     value: dict[Var, Atom] = {}
-    nested = {a for e in body.eqns if e.prim == "for" for a in free_vars(e.params["body"])}
+    nested = {a for e in body.eqns if e.prim in LOOPS for a in free_vars(e.params["body"])}
     for e in body.eqns:
         if e.prim == "accum" and e.args[0] in refs and len(e.args) == 3:
             value[e.args[0]] = e.args[1] if e.args[2] is i and e.args[0] not in value else None  # type: ignore[index,assignment]
@@ -245,7 +245,7 @@ def _take_elements(
             continue
         if any(a in element for a in e.args):
             return None
-        if e.prim == "for":
+        if e.prim in LOOPS:
             inner: Block = e.params["body"]
             inner_eqns = _take_elements(inner, element, i2, sub)
             if inner_eqns is None or any(r in element for r in inner.results):
@@ -256,7 +256,7 @@ def _take_elements(
                 tuple(sub.get(r, r) if isinstance(r, Var) else r for r in inner.results),
             )
             args = tuple(sub.get(a, a) if isinstance(a, Var) else a for a in e.args)
-            eqns.append(Eqn(e.outs, "for", args, {**e.params, "body": inner}))
+            eqns.append(Eqn(e.outs, e.prim, args, {**e.params, "body": inner}))
             continue
         eqns.append(_substitute(e, sub))
     if any(r in element for r in b.results):
