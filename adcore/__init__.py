@@ -23,7 +23,28 @@ import importlib
 from typing import TYPE_CHECKING
 
 from . import math
-from .api import Fn, and_, eq, fn, fold, jvp, neq, not_, opaque, or_, scan, select, sum, to_real, vec, vjp
+from .api import (
+    Fn,
+    and_,
+    associative,
+    eq,
+    floor_int,
+    fn,
+    fold,
+    jvp,
+    neq,
+    not_,
+    opaque,
+    or_,
+    reduce,
+    scan,
+    segment_sum,
+    select,
+    sum,
+    to_real,
+    vec,
+    vjp,
+)
 from .errors import (
     AdcoreError,
     AdcoreTypeError,
@@ -104,11 +125,13 @@ __all__ = [
     "WasmTimeout",
     "WasmTrap",
     "and_",
+    "associative",
     "binary",
     "compile",
     "cyclic_gc_paused",
     "eager",
     "eq",
+    "floor_int",
     "fn",
     "fold",
     "interp",
@@ -118,7 +141,9 @@ __all__ = [
     "not_",
     "opaque",
     "or_",
+    "reduce",
     "scan",
+    "segment_sum",
     "select",
     "sum",
     "to_real",

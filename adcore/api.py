@@ -10,11 +10,12 @@ from __future__ import annotations
 import builtins
 import inspect
 import itertools
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from .builder import Builder
-from .errors import AdcoreTypeError, RangeError, count_message
+from .errors import AdcoreTypeError, RangeError, TraceError, count_message, segment_message
 from .gc_pause import gc_paused
 from .ir import Atom, Function, Lit, Var
 from .lazy import find_lazy
@@ -22,6 +23,7 @@ from .types import Bool, Int, Real, RefT, Scalar, StructT, Type, VecT, as_type, 
 from .values import (
     STATE,
     Arr,
+    Captures,
     Sym,
     binary,
     current_builder,
@@ -64,6 +66,9 @@ class Fn:
         self.ir = ir
         self.params = tuple(params)
         self.ret = ret
+        self.associative = False  # declared by `associative`, for `reduce`
+        # values of the enclosing trace the function reads (its last parameters; calls pass them)
+        self.captures: tuple[Sym, ...] = ()
 
     @property
     def name(self) -> str:
@@ -77,6 +82,8 @@ class Fn:
 
     def __call__(self, *args: Any) -> Any:
         if not STATE.stack:  # plain Python values: run it (library code works on numbers and traces alike)
+            if self.captures:
+                raise TraceError(f"{self.name} reads values of the function traced around it: call it there")
             from .interpreter import interp
 
             lazy = find_lazy(*args)
@@ -87,7 +94,7 @@ class Fn:
             if run is None:
                 run = self.ir.cache["interp"] = interp(self)
             return run(*args)
-        leaves = flatten_args(self, args)
+        leaves = flatten_args(self, args) + captured_args(self)
         outs = current_builder().call(self.ir, leaves)
         return unflatten(self.ret, outs)
 
@@ -98,6 +105,8 @@ class Fn:
 
     @jvp.setter
     def jvp(self, j: Fn) -> None:
+        if self.captures or j.captures:
+            raise AdcoreTypeError(f"custom jvp of {self.name}: a function reading another's trace has none")
         want = [leaf for p in self.params for leaf in leaf_types(dual_type(p))]
         got = [leaf for p in j.params for leaf in leaf_types(p)]
         if got != want or leaf_types(j.ret) != leaf_types(dual_type(self.ret)):
@@ -110,6 +119,12 @@ class Fn:
         j.ir.linear_results = tangent_mask([self.ret])
         self.ir.custom_jvp = j.ir
         self.ir.cache.clear()
+
+
+def captured_args(f: Fn) -> list[Atom]:
+    """The values of the enclosing trace f reads, as its calls pass them (captured in turn by a
+    function traced in between)."""
+    return [lift(c) for c in f.captures]
 
 
 def flatten_args(f: Fn, args: Sequence[Any]) -> list[Atom]:
@@ -143,9 +158,10 @@ def fn(params: Sequence[Any], ret: Any, body: Callable[..., Any], *, name: str |
     """Trace `body` once with symbolic parameters into a new function.
 
     A function may be defined while another is being traced (library code generates specialized
-    functions on demand, e.g. one bounding-box function per polygon size), but it cannot capture
-    a value of the enclosing trace: that is a TraceError naming both functions. With no captured
-    values there is no perturbation confusion between nested derivatives.
+    functions on demand, e.g. one bounding-box function per polygon size), and may read the values
+    of the functions traced around it: each becomes a parameter after the declared ones, which its
+    calls pass (`values.Captures`), so derivatives of the two functions never confuse their
+    perturbations.
     """
     name = _name_of(body, name)
     ptypes = [as_type(p) for p in params]
@@ -153,15 +169,18 @@ def fn(params: Sequence[Any], ret: Any, body: Callable[..., Any], *, name: str |
     _check_body_arity(name, body, len(ptypes))
     groups = [[Var(leaf) for leaf in leaf_types(t)] for t in ptypes]
     builder = Builder()
-    STATE.stack.append((builder, name))
+    captures = Captures()
+    STATE.stack.append((builder, name, captures))
     try:
         args = [unflatten(t, g) for t, g in zip(ptypes, groups)]
         results = flatten(rtype, body(*args), f"result of {name}")
     finally:
         STATE.stack.pop()
-    flat = [v for g in groups for v in g]
+    flat = [v for g in groups for v in g] + list(captures.params.values())
     ir = builder.finish(name, flat, results, leaf_types(rtype), (tuple(ptypes), rtype))
-    return Fn(ir, ptypes, rtype)
+    f = Fn(ir, ptypes, rtype)
+    f.captures = tuple(captures.outer)
+    return f
 
 
 def opaque(params: Sequence[Any], ret: Any, impl: Callable[..., Any], *, name: str | None = None) -> Fn:
@@ -178,10 +197,21 @@ def opaque(params: Sequence[Any], ret: Any, impl: Callable[..., Any], *, name: s
 
 
 def jvp(f: Fn) -> Fn:
-    """Forward mode: a function over duals ({"re": x, "du": dx}) giving f and its directional derivative."""
+    """Forward mode: a function over duals ({"re": x, "du": dx}) giving f and its directional derivative
+    (the values f reads from an enclosing trace are constants to it)."""
     from .forward import jvp_function
 
-    return Fn(jvp_function(f.ir), [dual_type(p) for p in f.params], dual_type(f.ret))
+    wrt = _declared(f) if f.captures else None
+    g = Fn(jvp_function(f.ir, wrt), [dual_type(p) for p in f.params], dual_type(f.ret))
+    g.captures = f.captures
+    return g
+
+
+def _declared(f: Fn, params: Sequence[int] | None = None) -> tuple[bool, ...]:
+    """A mask of f's IR parameters: the leaves of its declared parameters (those listed, if given),
+    not those of the values it captures."""
+    mask = tuple(params is None or k in params for k, t in enumerate(f.params) for _ in leaf_types(t))
+    return mask + (False,) * (len(f.ir.params) - len(mask))
 
 
 class VJP:
@@ -217,14 +247,12 @@ def vjp(f: Fn, wrt: Sequence[int] | None = None) -> Callable[..., VJP]:
     parameters to differentiate with respect to (default: all)."""
     from .reverse import reverse_pair
 
-    mask = None
-    if wrt is not None:
-        mask = tuple(k in wrt for k, t in enumerate(f.params) for _ in leaf_types(t))
+    mask = _declared(f, wrt) if wrt is not None or f.captures else None
 
     def apply(*args: Any) -> VJP:
         b = current_builder(f"vjp({f.name})(...)")
         forward, backward = reverse_pair(f.ir, mask)
-        outs = b.call(forward, flatten_args(f, args))
+        outs = b.call(forward, flatten_args(f, args) + captured_args(f))
         n = len(f.ir.result_types)
         return VJP(f, unflatten(f.ret, outs[:n]), outs[n:], backward, wrt)
 
@@ -341,6 +369,101 @@ def scan(n: int, init: Any, body: Callable[[Any, Sym], Any], *, count: Any = Non
     return _carry_loop("scan", n, init, body, count, keep=True)
 
 
+def associative(op: Fn) -> Fn:
+    """Declare `op`, an `fn([T, T], T)`, associative, so that `reduce` accepts it (adcore reduces
+    from left to right whatever the operator; the declaration is the promise Futhark asks for)."""
+    if not isinstance(op, Fn) or len(op.params) != 2 or not op.params[0] == op.params[1] == op.ret:
+        raise AdcoreTypeError(f"associative expects an fn([T, T], T), got {op!r}")
+    op.associative = True
+    return op
+
+
+def reduce(
+    n: int,
+    op: Callable[[Any, Any], Any],
+    body: Callable[[Sym], Any],
+    *,
+    count: Any = None,
+    identity: Any = None,
+) -> Any:
+    """The reduction of body(0), ..., body(n-1) by `op`, from left to right: `adcore.math.max`,
+    `adcore.math.min` (identities -inf, +inf), `operator.mul` (1), `operator.add` (a `sum`), or an
+    `fn([T, T], T)` declared `associative` (its `identity` given, or n >= 1 and no `count`).
+
+    One loop whatever n is. The derivative of max and min goes to the later of tied elements (as
+    Penrose's maxList, a left fold of `x > y ? x : y`); NaN propagates (IEEE max and min)."""
+    import operator
+
+    from . import math as am
+
+    if op is operator.add:
+        return sum(n, body, count=count)
+    known = {id(am.max): -math.inf, id(am.min): math.inf, id(operator.mul): 1.0}
+    if id(op) in known:
+        identity = known[id(op)] if identity is None else identity
+    elif not getattr(op, "associative", False):
+        raise AdcoreTypeError(
+            f"in {current_name()}: reduce's operator must be adcore.math.max, adcore.math.min, "
+            f"operator.add, operator.mul or an fn([T, T], T) declared adcore.associative, got {op!r}"
+        )
+    if identity is None:
+        if count is not None or n < 1:
+            raise AdcoreTypeError(
+                f"in {current_name()}: reducing {'a run-time count of' if count is not None else 'no'} "
+                f"elements by {op!r} needs its identity (reduce(..., identity=e))"
+            )
+        return fold(n - 1, body(0), lambda acc, i: op(acc, body(i + 1)))
+    if isinstance(op, Fn) and STATE.stack:
+        identity = unflatten(op.ret, flatten(op.ret, identity, f"identity of {op.name}"))
+    return fold(n, identity, lambda acc, i: op(acc, body(i)), count=count)
+
+
+def segment_sum(n: int, m: int, body: Callable[[Sym], Any], *, count: Any = None) -> Any:
+    """The m sums out[s] = sum of the values body(i) = (s, value) sends to segment s, for i < n
+    (Futhark's reduce_by_index with +; a scatter-add): one loop, its derivative a gather. A segment
+    outside 0..m-1 is an error (RangeError, WasmRangeError compiled), never a write."""
+    if not isinstance(m, int) or isinstance(m, bool) or m < 1:
+        raise AdcoreTypeError(f"in {current_name()}: segment_sum needs a Python int m >= 1, got {m!r}")
+    if not STATE.stack:
+        k = _eager_count("segment_sum", n, count)
+        out: list[Any] = [None] * m
+        for i in range(k):
+            s, value = body(i)
+            if not isinstance(s, int) or not 0 <= s < m:
+                raise RangeError(segment_message(current_name(), s, m - 1))
+            out[s] = value if out[s] is None else out[s] + value
+        zero = next((zero_value(type_of(v)) for v in out if v is not None), 0.0)
+        return [zero if v is None else v for v in out]
+    b = current_builder("segment_sum")
+    i = Var(Int)
+    b.open_block()
+    try:
+        found = body(Sym(i, b))
+        if not isinstance(found, (tuple, list)) or len(found) != 2:
+            raise AdcoreTypeError(f"in {current_name()}: segment_sum's body must return (segment, value)")
+        s, value = found
+        seg = lift(s, Int, b)
+        if seg.ty != Int:
+            raise AdcoreTypeError(
+                f"in {current_name()}: a segment must be an Int, got {seg.ty!r} (adcore.floor_int makes one)"
+            )
+        ty = type_of(value)
+        leaves = flatten(ty, value, "value of segment_sum")
+        if any(a.ty == Bool for a in leaves):
+            raise AdcoreTypeError(f"in {current_name()}: cannot sum Bool values")
+        seg = b.emit1("checked", seg, n=m, kind="segment")
+        refs = [Var(RefT(VecT(m, a.ty))) for a in leaves]
+        for r, a in zip(refs, leaves):
+            b.emit("accum", (r, a, seg))
+    finally:
+        eqns = b.close_block()
+    from .ir import Block
+
+    k = _traced_count("segment_sum", n, count)
+    outs = b.emit("for", () if k is None else (k,), n=n, body=Block((i, *refs), tuple(eqns), ()))
+    return unflatten(VecT(m, ty), outs)
+
+
 def _carry_loop(what: str, n: int, init: Any, body: Callable[..., Any], count: Any, keep: bool) -> Any:
     if not isinstance(n, int) or isinstance(n, bool) or n < 0:
         raise AdcoreTypeError(f"in {current_name()}: {what} needs a Python int n >= 0, got {n!r}")
@@ -427,6 +550,17 @@ def not_(a: Any) -> Sym:
     return unary("not", a)
 
 
+def floor_int(x: Any) -> Sym:
+    """floor(x) as an Int, for indices computed from Reals: saturated to [-2^31, 2^31 - 1], NaN as 0
+    (an index out of range is caught where it is used: `checked`, bounds checks). Its derivative is
+    zero, as floor's."""
+    if not STATE.stack:
+        return unary("floor_int", float(x)) if find_lazy(x) is None else unary("floor_int", x)
+    b = current_builder()
+    a = lift(x, Real, b)
+    return Sym(b.emit1("floor_int", b.emit1("i2f", a) if a.ty == Int else a), b)
+
+
 def to_real(i: Any) -> Sym:
     """An Int as a Real."""
     if not STATE.stack:
@@ -439,14 +573,18 @@ __all__ = [
     "Lit",
     "and_",
     "eq",
+    "floor_int",
     "fn",
     "jvp",
     "neq",
     "not_",
     "opaque",
     "or_",
+    "associative",
     "fold",
+    "reduce",
     "scan",
+    "segment_sum",
     "select",
     "sum",
     "vec",

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .convert import argument_leaves, call_impl, to_python
-from .errors import AdcoreError, DomainError, RangeError, count_message
+from .errors import RANGE_MESSAGES, AdcoreError, DomainError, RangeError, count_message
 from .ir import Block, Eqn, Function, Var, loop_carries, loop_count
 from .types import Int, Real, Type, VecT
 
@@ -64,6 +64,13 @@ def _imod(a: int, b: int) -> int:
     return a - b * _idiv(a, b)
 
 
+def floor_int(a: float) -> int:
+    """floor(a) as an Int, saturated to [-2^31, 2^31 - 1], NaN as 0 (Wasm's i32.trunc_sat_f64_s)."""
+    if a != a:
+        return 0
+    return -(2**31) if a < -(2**31) else 2**31 - 1 if a >= 2**31 else math.floor(a)
+
+
 def _zmul(a: float, b: float) -> float:
     return 0.0 if a == 0 else a * b
 
@@ -100,6 +107,7 @@ EVAL: dict[str, Callable[..., Any]] = {
     "or": lambda a, b: a or b,
     "not": lambda a: not a,
     "i2f": float,
+    "floor_int": floor_int,
     "select": lambda c, a, b: a if c else b,
 }
 
@@ -162,6 +170,11 @@ class Interpreter:
                 self.loop(f, e, env)
             elif prim == "fold":
                 self.fold(f, e, env)
+            elif prim == "checked":
+                (i,) = args
+                if not 0 <= i < e.params["n"]:
+                    raise RangeError(RANGE_MESSAGES[e.params["kind"]](f.name, i, e.params["n"] - 1))
+                env[e.outs[0]] = i
             elif prim == "accum":
                 ref, value, *idx = args
                 target, k = ref, 0

@@ -23,7 +23,7 @@ LOGIC = ("and", "or")
 # single-output instructions whose value depends only on their arguments (arrays are immutable)
 PURE = frozenset(
     {*NUMERIC_BINARY, *REAL_BINARY, *INT_BINARY, *NUMERIC_UNARY, *REAL_UNARY, *COMPARE, *LOGIC}
-    | {"not", "i2f", "select", "index"}
+    | {"not", "i2f", "floor_int", "select", "index"}
 )
 
 Rule = Callable[[Sequence[Type], dict[str, Any]], tuple[Type, ...]]
@@ -58,6 +58,8 @@ for _p in LOGIC:
     TYPE_RULES[_p] = lambda ts, ps, _p=_p: (_same_scalar(_p, ts, (Bool,)),)
 TYPE_RULES["not"] = lambda ts, ps: (_same_scalar("not", ts, (Bool,)),)
 TYPE_RULES["i2f"] = lambda ts, ps: (_same_scalar("i2f", ts, (Int,)) and Real,)
+# floor to an Int, saturated to the Int range (NaN: 0), as Wasm's i32.trunc_sat_f64_s of f64.floor
+TYPE_RULES["floor_int"] = lambda ts, ps: (_same_scalar("floor_int", ts, (Real,)) and Int,)
 
 
 def _select(ts: Sequence[Type], ps: dict[str, Any]) -> tuple[Type, ...]:
@@ -81,6 +83,13 @@ def _index(ts: Sequence[Type], ps: dict[str, Any]) -> tuple[Type, ...]:
 
 def _zeros(ts: Sequence[Type], ps: dict[str, Any]) -> tuple[Type, ...]:
     return (ps["ty"],)
+
+
+def _checked(ts: Sequence[Type], ps: dict[str, Any]) -> tuple[Type, ...]:
+    """checked(i; n, kind) is i, or the run-time error of `kind` (errors.RANGE_MESSAGES) unless 0 <= i < n."""
+    if len(ts) != 1 or ts[0] != Int or not isinstance(ps.get("n"), int) or ps["n"] < 1:
+        raise _fail("checked", ts, "expects one Int and a bound n >= 1")
+    return (Int,)
 
 
 def _call(ts: Sequence[Type], ps: dict[str, Any]) -> tuple[Type, ...]:
@@ -142,6 +151,7 @@ TYPE_RULES.update(
     call=_call,
     accum=_accum,
     fold=_fold,
+    checked=_checked,
     **{"for": _for},
 )
 

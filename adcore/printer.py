@@ -51,4 +51,6 @@ def _eqn(e: Eqn, lines: list[str], depth: int) -> None:
         return
     name = e.params["fn"].name if e.prim == "call" else e.prim
     extra = f" <{e.params['ty']!r}>" if e.prim == "zeros" else ""
+    if e.prim == "checked":
+        extra = f" <{e.params['kind']} < {e.params['n']}>"
     lines.append(f"{pad}{lhs}{name}{extra}({_atoms(e.args)})")

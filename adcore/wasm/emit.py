@@ -432,6 +432,10 @@ class FunctionGen(MemoryRules):
         elif prim == "i2f":
             self.get(e.args[0])
             a.f64_convert_i32_s()
+        elif prim == "floor_int":
+            self.get(e.args[0])
+            a.f64_floor()
+            a.i32_trunc_sat_f64_s()
         elif ty in (Int, Bool) and prim == "neg":
             a.i32_const(0)
             self.get(e.args[0])
@@ -630,7 +634,7 @@ class FunctionGen(MemoryRules):
         return bytes(a.code)
 
     def check_at_most(self, value: Atom, bound: int, kind: str) -> None:
-        """Stop with the error of `kind` (`host.CHECK_MESSAGES`) unless 0 <= value <= bound: the
+        """Stop with the error of `kind` (`errors.RANGE_MESSAGES`) unless 0 <= value <= bound: the
         check import raises it (one unsigned comparison; the call never returns)."""
         assert self.check_index is not None and self.check_sites is not None, "no check import"
         a = self.asm
@@ -644,6 +648,12 @@ class FunctionGen(MemoryRules):
         a.unreachable()
         a.end()
         self.check_sites.append((kind, self.f.name, bound))
+
+    def op_checked(self, e: Eqn) -> None:
+        (x,) = e.args
+        self.check_at_most(x, e.params["n"] - 1, e.params["kind"])
+        self.get(x)
+        self.set(e.outs[0])
 
     def zero_tail(self, addr: int, elem_size: int, count: Atom, n: int) -> None:
         """Zero elements count..n-1 of the array of n elements of `elem_size` bytes at addr."""
@@ -663,7 +673,8 @@ class FunctionGen(MemoryRules):
 
 
 def runtime_checked(f: Function) -> bool:
-    """Whether f's code checks a value at run time through the check import (a loop's count)."""
+    """Whether f's code checks a value at run time through the check import (a loop's count, a
+    `checked` index)."""
     found = f.cache.get("runtime_checked")
     if found is None:
         found = False
@@ -673,6 +684,8 @@ def runtime_checked(f: Function) -> bool:
                 if e.prim in LOOPS:
                     found = found or loop_count(e) is not None
                     blocks.append(e.params["body"])
+                elif e.prim == "checked":
+                    found = True
         f.cache["runtime_checked"] = found
     return found
 
@@ -757,6 +770,7 @@ _RULES = {
     "call": FunctionGen.op_call,
     "for": FunctionGen.op_for,
     "fold": FunctionGen.op_for,
+    "checked": FunctionGen.op_checked,
     "accum": FunctionGen.op_accum,
 }
 _LOCAL_0 = local_get_code(0)

@@ -18,7 +18,7 @@ import numpy as np
 import wasmtime
 
 from ..convert import call_impl, from_python
-from ..errors import OpaqueCallError, RangeError, count_message
+from ..errors import RANGE_MESSAGES, OpaqueCallError, RangeError
 from ..ir import Function
 from ..types import Bool, Int, Real, Type, VecT
 from .layout import is_array, size_of, wasm_signature
@@ -26,8 +26,6 @@ from .runtime import HostFunction
 
 HOST_MODULE = "host"  # the import module name of opaque functions' host functions
 CHECK_IMPORT = "adcore:check"  # the import reporting a failed run-time check (`codegen.Plan.checks`)
-# kind of check -> its message, from (function, value, bound)
-CHECK_MESSAGES = {"count": count_message}
 
 
 def dtype_shape(t: Type) -> tuple[type, tuple[int, ...]]:
@@ -123,7 +121,7 @@ def check_function(sites: list[tuple[str, str, int]]) -> HostFunction:
 
     def fail(site: int, value: int) -> None:
         kind, where, bound = sites[site]
-        raise RangeError(CHECK_MESSAGES[kind](where, value, bound))
+        raise RangeError(RANGE_MESSAGES[kind](where, value, bound))
 
     i32 = wasmtime.ValType.i32()
     return HostFunction(wasmtime.FuncType([i32, i32], []), fail, scalar=True)

@@ -118,7 +118,7 @@ def test_long_loop_value_and_gradient() -> None:
     assert g == pytest.approx(fd_grad(lambda p: branchy_py(n, p), P), rel=1e-5, abs=1e-8)
 
 
-# -- semantics -----------------------------------------------------------------------------------------
+# -- semantics -------------------------------------------------------------------------------------
 
 
 def test_fold_and_scan_of_scalars_structs_and_arrays() -> None:
@@ -219,7 +219,7 @@ def test_printer_shows_the_carries() -> None:
     assert "fold v" in str(f) and "in 0..3 with v" in str(f)
 
 
-# -- nesting ---------------------------------------------------------------------------------------------
+# -- nesting ---------------------------------------------------------------------------------------
 
 
 def test_folds_nested_in_loops_and_loops_in_folds() -> None:
@@ -276,7 +276,7 @@ def test_hessian_of_a_fold_is_the_finite_differences_of_its_gradient() -> None:
             assert h[k][j] == pytest.approx(h[j][k], rel=1e-12)
 
 
-# -- what reverse mode keeps ---------------------------------------------------------------------------------
+# -- what reverse mode keeps -----------------------------------------------------------------------
 
 
 def _kept(f: adcore.Fn) -> list:
@@ -299,7 +299,7 @@ def test_reverse_mode_keeps_only_the_carries_its_linear_part_reads() -> None:
     assert _kept(linear) == [] and _kept(counter) == []
 
 
-# -- random step functions -----------------------------------------------------------------------------------
+# -- random step functions -------------------------------------------------------------------------
 
 STEPS = 4
 points = st.lists(st.floats(-1.0, 1.0), min_size=N_INPUTS, max_size=N_INPUTS)
