@@ -2,7 +2,9 @@
 
 A `Sym` wraps one scalar IR atom; an `Arr` wraps the leaves of one user array (one IR array per
 struct field of the element type); structs are plain Python dicts. Arithmetic on them emits IR into
-the builder of the function being traced; on arrays it is elementwise (`elementwise`).
+the builder of the function being traced; on arrays it is elementwise (`elementwise`). A Python
+sequence that is also an adcore array (its `__adcore_array__`, another library's lazily unrolled
+list) is passed to functions as that array.
 
 Closures: a function traced while another is (`fn` inside a body) may read the enclosing trace's
 values. Each one it reads becomes an extra parameter of the inner function (`Captures`), and every
@@ -395,6 +397,8 @@ def flatten(ty: Type, value: Any, where: str) -> list[Atom]:
             raise AdcoreTypeError(f"{where}: expected {ty!r}, got {atom.ty!r}")
         return [atom]
     if isinstance(ty, VecT):
+        if not isinstance(value, (Arr, list, tuple)):
+            value = getattr(value, "__adcore_array__", value)  # a sequence that is also an array
         if isinstance(value, Arr):
             if leaf_types(value.ty) != leaf_types(ty):
                 raise AdcoreTypeError(f"{where}: expected {ty!r}, got {value.ty!r}")
@@ -439,6 +443,8 @@ def type_of(value: Any) -> Type:
         return Real
     if isinstance(value, dict):
         return as_type({k: type_of(v) for k, v in value.items()})
+    if hasattr(value, "__adcore_array__"):
+        return value.__adcore_array__.ty
     if isinstance(value, (list, tuple)) and value:
         return VecT(len(value), type_of(value[0]))
     raise TraceError(f"in {current_name()}: cannot infer the type of {describe(value)}")

@@ -39,6 +39,7 @@ from .geometry import (
     vdot,
     vsub,
 )
+from .loops import chain, total
 from .polygons import contains_convex_polygon_points, convex_partitions
 
 # -- scalars ---------------------------------------------------------------------------------------
@@ -298,6 +299,11 @@ def is_convex(points: Sequence[Pt], closed: bool) -> Scalar:
 
 
 def is_equilateral(points: Sequence[Pt], closed: bool) -> Scalar:
+    loop = chain(points, closed, 2, vdist)
+    if loop is not None:  # equivalued, by two loops over the edges
+        m, length = loop
+        mean = total(m, length) / float(m)
+        return total(m, lambda i: sqr(length(i) - mean))
     return equivalued([vdist(a, b) for a, b in consecutive_pairs(list(points), closed)])
 
 
