@@ -23,28 +23,7 @@ import importlib
 from typing import TYPE_CHECKING
 
 from . import math
-from .api import (
-    Fn,
-    and_,
-    associative,
-    eq,
-    floor_int,
-    fn,
-    fold,
-    jvp,
-    neq,
-    not_,
-    opaque,
-    or_,
-    reduce,
-    scan,
-    segment_sum,
-    select,
-    sum,
-    to_real,
-    vec,
-    vjp,
-)
+from .api import Fn, and_, eq, floor_int, fn, jvp, neq, not_, opaque, or_, select, sum, to_real, vec, vjp
 from .errors import (
     AdcoreError,
     AdcoreTypeError,
@@ -57,6 +36,7 @@ from .errors import (
 )
 from .gc_pause import cyclic_gc_paused
 from .interpreter import interp
+from .loops import associative, fold, reduce, scan, segment_sum
 from .lru import LRU
 from .types import Bool, Dual, Int, Real, Scalar, StructT, Tan, Vec, VecT
 from .values import binary, eager, unary

@@ -4,7 +4,8 @@ Calling convention (the same as a user's custom JVP over `Dual`s): every Real le
 followed by its tangent dx, and likewise for results. Tangents that are known to be zero are `None`
 while transforming, so derivative code is only emitted for values that depend on the inputs' tangents.
 Results are cached on the function, and callees are transformed once each: a tower of k functions
-gives k derivative functions.
+gives k derivative functions. A fold carries the tangents of the carries that need one (those whose
+initial or next value has one, found by transforming its body until that set stops growing).
 """
 
 from __future__ import annotations

@@ -6,7 +6,8 @@ Primal equations (those not reading a tangent) are copied first; then the linear
 visited in reverse, each sending its output's cotangent to its linear inputs. A value used k times
 receives k contributions, summed once when read. Inside a loop, contributions to values defined
 outside the loop are accumulated into references (`accum`), so a gather `x[i]` transposes into a
-scatter-add and a sum into a broadcast.
+scatter-add and a sum into a broadcast. A linear fold becomes a fold that runs backwards over the
+same iterations (k-1 down to 0), carrying the cotangents of its carries.
 
 NaN safety: every scaling of a cotangent uses `zmul`/`zdiv` (0 * anything = 0), so a branch that
 `select` did not take passes back exactly zero even where its primal value is inf or NaN.

@@ -4,8 +4,12 @@
 
 as in "You Only Linearize Once". Top-level primal work goes to `fwd` and is passed to `lin` as
 residuals. Inside loops, `lin` recomputes the primal part of each iteration instead of storing it
-(iterations are independent, so this costs one extra primal pass and no tape memory). A call with
-tangent arguments is split the same way, recursively, so the call graph is preserved.
+(iterations are independent, so this costs one extra primal pass and no tape memory). A fold's
+iterations depend on the carries before them, which an iteration cannot recompute: its primal loop
+keeps, one per step, the carries the linear part reads (n values per carry, all of them rather than
+checkpoints: a scalar carry of 100,000 steps is 0.8 MB, and recomputing from checkpoints would cost
+another primal pass), and the linear fold reads them back. A call with tangent arguments is split
+the same way, recursively, so the call graph is preserved.
 
 Residuals stay bounded through calls. A callee's residuals become its caller's, so in a call DAG whose
 functions call the level below twice they would double with every level (2^30 values at depth 30).
