@@ -11,6 +11,8 @@ same iterations (k-1 down to 0), carrying the cotangents of its carries.
 
 NaN safety: every scaling of a cotangent uses `zmul`/`zdiv` (0 * anything = 0), so a branch that
 `select` did not take passes back exactly zero even where its primal value is inf or NaN.
+A backward fold's scalar cotangent carries are flushed to zero below the smallest normal number
+(`flush_subnormal`).
 """
 
 from __future__ import annotations
@@ -160,7 +162,7 @@ class Transposer:
                 for r, ct in zip(body.results, ct_carries):
                     self.contribute(r, ct)
             self.block_with_seeds(body, i, c, elem_ct)
-            next_ct = [self.read(p) for p in carries]
+            next_ct = [flush_subnormal(self.b, self.read(p)) for p in carries]
             for v in captured:
                 acc = self.acc_for[v]
                 for ct in self.ct.pop(v, []):
@@ -187,6 +189,22 @@ class Transposer:
             if ct is not None:
                 self.contribute(r, self.b.emit1("index", ct, i))
         self.block(body.eqns)
+
+
+SMALLEST_NORMAL = 2.2250738585072014e-308
+
+
+def flush_subnormal(b: Builder, ct: Atom) -> Atom:
+    """A scalar cotangent a backward fold carries, zero where it is subnormal (|ct| < 2^-1022).
+
+    Through a contracting loop the cotangent shrinks step by step into subnormal numbers, and the
+    smallest of them times a factor above 1/2 stays itself: every later step would run on
+    subnormals, each operation tens of times slower (Wasm has no flush-to-zero mode; XLA's CPU
+    code sets one). Zeroing the carry changes the derivative by less than 2^-1022 per step."""
+    if ct.ty != Real or ct.__class__ is Lit:
+        return ct
+    tiny = b.emit1("lt", b.emit1("abs", ct), Lit(SMALLEST_NORMAL, Real))
+    return b.emit1("select", tiny, Lit(0.0, Real), ct)
 
 
 def _not_linear(g: Function, f: Function) -> Function:

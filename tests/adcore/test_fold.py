@@ -343,3 +343,14 @@ def test_random_steps_against_finite_differences(program, x, v) -> None:
 
 
 assert "tanh" in OPS  # the step functions use the programs' operations and tanh
+
+
+def test_backward_carries_flush_subnormal_cotangents_to_zero() -> None:
+    """c <- c / 2 + x_i: d c_n / d x_i = 2^-(n-1-i), exactly, while it is a normal number; below
+    2^-1022 the backward fold's carry is flushed to zero (so no step runs on subnormals)."""
+    n = 1200
+    f = fn([Vec(n, Real)], Real, lambda x: fold(n, 0.0, lambda c, i: c * 0.5 + x[i]))
+    g = grad_of(f)
+    want = [2.0 ** -(n - 1 - i) if n - 1 - i <= 1022 else 0.0 for i in range(n)]
+    x = [math.sin(i) for i in range(n)]
+    assert interp(g)(x) == compile(g)(x) == want
