@@ -354,3 +354,16 @@ def test_backward_carries_flush_subnormal_cotangents_to_zero() -> None:
     want = [2.0 ** -(n - 1 - i) if n - 1 - i <= 1022 else 0.0 for i in range(n)]
     x = [math.sin(i) for i in range(n)]
     assert interp(g)(x) == compile(g)(x) == want
+
+
+def test_carries_too_large_to_keep_are_refused_at_compile_time() -> None:
+    """Reverse mode keeps every step's carry: 100,000 steps of a 20,000-element array would be 16 GB."""
+    m, n = 20_000, 100_000
+    f = fn(
+        [Vec(m, Real)],
+        Real,
+        lambda x: adcore.sum(fold(n, x, lambda c, i: vec(m, Real, lambda j: am.sin(c[j])))),
+    )
+    g = fn([Vec(m, Real)], Vec(m, Real), lambda x: vjp(f)(x).grad(1.0))
+    with pytest.raises(adcore.AdcoreError, match="memory plan of 16,?001,?440,?016 bytes exceeds the limit"):
+        build_module(g.ir)
