@@ -18,7 +18,8 @@ from energies.diagram import Diagram, GoalInstance, ShapeInstance, Unknowns
 from energies.expr import LoopList, SlotReader, deferred_call, evaluate, input_node, replay, signature
 from energies.library import fn_curves, fn_math
 from energies.library.bbox import bbox_of
-from energies.library.constraints import is_equilateral
+from energies.library.constraints import is_equiangular, is_equilateral, is_locally_convex
+from energies.library.fn_queries import signedDistancePolygon
 from energies.limits import SizeLimitError
 
 
@@ -92,6 +93,12 @@ def test_other_lists_stay_plain() -> None:
 # -- functions written as loops against their unrolled code ---------------------------------------
 
 
+OTHERS = {
+    "isEquilateral": is_equilateral,
+    "isEquiangular": is_equiangular,
+    "isLocallyConvex": is_locally_convex,
+    "signedDistancePolygon": lambda pts, closed: signedDistancePolygon(pts, [0.5, 9.0 if closed else -3.0]),
+}
 CURVES = [
     "perimeter",
     "signedArea",
@@ -109,13 +116,13 @@ def test_curve_functions_are_the_unrolled_numbers(closed) -> None:
     pts = ring(n)
     value = [[input_node(2 * k), input_node(2 * k + 1)] for k in range(n)]
     x = pts.reshape(-1)
-    for name in CURVES + ["isEquilateral"]:
-        impl = is_equilateral if name == "isEquilateral" else getattr(fn_curves, name)
+    for name in CURVES + ["isEquilateral", "isEquiangular", "isLocallyConvex", "signedDistancePolygon"]:
+        impl = OTHERS[name] if name in OTHERS else getattr(fn_curves, name)
         loop_f, by_loop = replayed(value, x, [], lambda v, impl=impl: impl(v, closed))
         plain_f, by_list = replayed(value, x, [], lambda v, impl=impl: impl(list(v), closed))
         assert by_loop == by_list, name
         assert by_loop == pytest.approx(impl([list(p) for p in pts.tolist()], closed), rel=1e-12)
-        if name not in ("perimeter", "elasticEnergy", "isEquilateral"):
+        if name not in ("perimeter", "elasticEnergy", "isEquilateral", "signedDistancePolygon"):
             continue
         grads = [
             adcore.compile(
@@ -245,7 +252,7 @@ def test_a_polygon_of_20000_points_compiles_to_the_module_of_a_polygon_of_300() 
 def test_code_not_written_for_loops_refuses_a_list_above_5000() -> None:
     d = polygon_diagram(6_000, ())
     points = d.shapes[0].props["points"]
-    d.goals.append(GoalInstance("objective", "isEquiangular", [points, True]))  # unrolls over the points
+    d.goals.append(GoalInstance("constraint", "containsPolyPoint", [points, [0.0, 0.0]]))  # unrolls over them
     with pytest.raises(SizeLimitError, match="a list of 6,000 elements reached library code that unrolls"):
         CompiledProblem(d, cache=None)
     assert math.isfinite(fn_curves.perimeter(ring(6_000).tolist(), True))  # on numbers, nothing unrolls
