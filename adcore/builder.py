@@ -96,14 +96,36 @@ class Builder:
         body: Callable[[Var, Sequence[Var]], Sequence[Atom]],
         acc_types: Sequence[Type] = (),
         index: Var | None = None,
+        count: Atom | None = None,
     ) -> tuple[Var, ...]:
-        """A `for` over 0..n-1: `body(i, refs)` emits into a fresh block and returns its element results."""
+        """A `for` over 0..n-1 (0..count-1 with a run-time `count`): `body(i, refs)` emits into a fresh
+        block and returns its element results."""
         i = index if index is not None else Var(Int)
         refs = tuple(Var(RefT(t)) for t in acc_types)
         self.open_block()
         results = tuple(body(i, refs))
         eqns = self.close_block()
-        return self.emit("for", (), n=n, body=Block((i, *refs), tuple(eqns), results))
+        args = () if count is None else (count,)
+        return self.emit("for", args, n=n, body=Block((i, *refs), tuple(eqns), results))
+
+    def fold(
+        self,
+        n: int,
+        inits: Sequence[Atom],
+        carries: Sequence[Var],
+        body: Callable[[Var, Sequence[Var]], Sequence[Atom]],
+        acc_types: Sequence[Type] = (),
+        count: Atom | None = None,
+    ) -> tuple[Var, ...]:
+        """A `fold` over 0..n-1 (0..count-1) carrying `carries` from `inits`: `body(i, refs)` emits
+        into a fresh block and returns the next carried values (then its element results)."""
+        i = Var(Int)
+        refs = tuple(Var(RefT(t)) for t in acc_types)
+        self.open_block()
+        results = tuple(body(i, refs))
+        eqns = self.close_block()
+        args = (*inits, *(() if count is None else (count,)))
+        return self.emit("fold", args, n=n, body=Block((i, *carries, *refs), tuple(eqns), results))
 
     def finish(
         self,

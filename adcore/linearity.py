@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .errors import LinearityError
-from .ir import Atom, Block, Eqn, Function, Var
+from .ir import LOOPS, Atom, Block, Eqn, Function, Var, loop_carries
 
 # Primitives that may take tangents, and which argument positions may be tangents.
 LINEAR_POSITIONS: dict[str, tuple[int, ...]] = {
@@ -81,14 +81,14 @@ class Linearity:
                 if a.__class__ is Var and a in linear:
                     break
             else:
-                if e.prim != "for" and e.prim != "call":
+                if e.prim != "for" and e.prim != "call" and e.prim != "fold":
                     continue  # primal work (most of it): reads no tangent, so makes none
             lin_args = [a in linear if a.__class__ is Var else False for a in e.args]
             self.equation(e, lin_args)
             if (
                 True in lin_args
                 or any(o in linear for o in e.outs)
-                or (e.prim == "for" and self.loop_touches_linear(e.params["body"]))
+                or (e.prim in LOOPS and self.loop_touches_linear(e.params["body"]))
             ):
                 self.linear_eqns.add(id(e))
                 touched = True
@@ -96,11 +96,22 @@ class Linearity:
 
     def equation(self, e: Eqn, lin_args: list[bool]) -> None:
         """Propagate linearity through one equation; refuse nonlinear uses of tangents."""
-        if e.prim == "for":
+        if e.prim in LOOPS:
             body: Block = e.params["body"]
-            self.block(body)
-            _, *refs = body.params
-            flags = [self.is_linear(r) for r in body.results] + [r in self.linear for r in refs]
+            c = loop_carries(e)
+            carries, refs = body.params[1 : 1 + c], body.params[1 + c :]
+            # a carry is linear if its initial value is, or (until nothing changes) its next value
+            self.linear.update(p for p, m in zip(carries, lin_args) if m)
+            while True:
+                self.block(body)
+                grown = [
+                    p for p, r in zip(carries, body.results) if p not in self.linear and self.is_linear(r)
+                ]
+                if not grown:
+                    break
+                self.linear.update(grown)
+            flags = [p in self.linear for p in carries]
+            flags += [self.is_linear(r) for r in body.results[c:]] + [r in self.linear for r in refs]
             self.linear.update(o for o, m in zip(e.outs, flags) if m)
         elif e.prim == "call":
             if any(lin_args):

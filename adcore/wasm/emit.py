@@ -8,12 +8,28 @@ order at the end. Dead code removal, liveness, allocation and emission are thus 
 State: the assembler, the locals, and the bump pointer of the function's static frame. Every
 function owns a frame for the arrays it makes (the call graph is a DAG, so no function is ever
 active twice at once). A scalar accumulator of a `for` is a local; an array accumulator is a zeroed
-region of the frame (`emit_memory.py`).
+region of the frame (`emit_memory.py`). A loop with a run-time count checks it once, before its first
+iteration (`check_at_most`: a failure calls the module's check import, which raises, so no iteration
+touches memory), tests it at every iteration and zeroes the elements of the iterations it skipped
+(its element arrays are frame memory that earlier calls wrote).
 """
 
 from __future__ import annotations
 
-from ..ir import Atom, Block, Eqn, Function, Lit, Var, call_graph, callees, free_vars
+from ..ir import (
+    LOOPS,
+    Atom,
+    Block,
+    Eqn,
+    Function,
+    Lit,
+    Var,
+    call_graph,
+    callees,
+    free_vars,
+    loop_carries,
+    loop_count,
+)
 from ..types import Bool, Int, Real, RefT, Type, VecT
 from .emit_memory import MemoryRules
 from .encode import (
@@ -64,11 +80,20 @@ class FunctionGen(MemoryRules):
     dead instructions, allocates locals and encodes the code; the pieces are joined in program order
     at the end."""
 
-    def __init__(self, f: Function, index: dict[int, int], frame_base: int, bounds_checks: bool):
+    def __init__(
+        self,
+        f: Function,
+        index: dict[int, int],
+        frame_base: int,
+        bounds_checks: bool,
+        checks: tuple[int | None, list[tuple[str, str, int]] | None] = (None, None),
+    ):
         assert f.body is not None
         self.f = f
         self.index = index
         self.bounds_checks = bounds_checks
+        # the import reporting a failed run-time check, and the module's check sites (`Plan.checks`)
+        self.check_index, self.check_sites = checks
         self.asm = Asm()
         self.frame_end = frame_base
         self.loop_depth = 0
@@ -227,7 +252,14 @@ class FunctionGen(MemoryRules):
         straight = not self.loop_depth  # straight-line code, not a loop body
         for e in reversed(block.eqns):
             prim, args = e.prim, e.args
-            if prim == "for":
+            if prim == "for" or prim == "fold":
+                if stored is not None and not stored.keys().isdisjoint(e.outs):
+                    # a wide function's result made by a loop: stored right after it
+                    kept = [o for o in e.outs if o in stored]
+                    for o in kept:
+                        if o not in self.reads:
+                            self.locals.take(o)
+                    pieces.append(b"".join([self.stores(o, stored) for o in kept]))
                 pieces.append(self.op_for(e))
                 continue
             outs = e.outs
@@ -400,6 +432,10 @@ class FunctionGen(MemoryRules):
         elif prim == "i2f":
             self.get(e.args[0])
             a.f64_convert_i32_s()
+        elif prim == "floor_int":
+            self.get(e.args[0])
+            a.f64_floor()
+            a.i32_trunc_sat_f64_s()
         elif ty in (Int, Bool) and prim == "neg":
             a.i32_const(0)
             self.get(e.args[0])
@@ -471,34 +507,58 @@ class FunctionGen(MemoryRules):
                 self.set(o)
 
     def op_for(self, e: Eqn) -> bytes:
-        """The loop's code. Its accumulators are read when its outputs are written, so they take
-        locals before the outputs release theirs; what the body reads from outside and the index
-        live across all iterations, so they take locals before the body is walked."""
+        """A loop's code (a `for`, or a `fold`: a `for` with carries). Its accumulators and carries
+        are read when its outputs are written, so they take locals before the outputs release
+        theirs; what the body reads from outside, the count and the index live across all
+        iterations, so they take locals before the body is walked; the initial carries are read
+        before the loop, all of them before any carry is set (through the stack), so they may share
+        locals with the carries.
+
+        A scalar carry is a local; an array carry points to one of two frame buffers, the one its
+        last value was copied into: an iteration copies each next array into the buffer its carry
+        does not point to, so it never overwrites what the iteration reads (arrays swapped between
+        carries included). Next values are pushed, then all carries set, so carries may swap."""
         n = e.params["n"]
         body: Block = e.params["body"]
-        i, *refs = body.params
-        n_elems = len(body.results)
+        c = loop_carries(e)
+        i, carries, refs = body.params[0], body.params[1 : 1 + c], body.params[1 + c :]
+        n_results = len(body.results)
+        count = loop_count(e)
         locals_ = self.locals
-        for r in refs:
+        for r in (*carries, *refs):
             locals_.take(r)
         for o in e.outs:
             locals_.release(o)
         for v in free_vars(body):
             if v not in self.reads:
                 locals_.take(v)
+        if count.__class__ is Var and count not in self.reads:
+            locals_.take(count)  # type: ignore[arg-type]  # read at every iteration's test
         locals_.take(i)
-        for r in body.results:  # stored after each iteration
+        for r in body.results:  # read after each iteration
             if r.__class__ is Var and r not in self.reads:
                 locals_.take(r)  # type: ignore[arg-type]
         self.loop_depth += 1
         body_code = self.block(body)
         self.loop_depth -= 1
         locals_.release(i)
-        for r in refs:
+        for r in (*carries, *refs):
             locals_.release(r)
+        for x in e.args[:c]:  # the initial carries, read before the loop
+            if x.__class__ is Var and x not in self.reads:
+                self.operand(x)
         reads = self.reads
         self.asm = a = Asm()
-        elem_addrs = [self.alloc(size_of(o.ty)) for o in e.outs[:n_elems]]
+        elem_addrs = [self.alloc(size_of(o.ty)) for o in e.outs[c:n_results]]
+        buffers = {
+            j: (self.alloc(size_of(p.ty)), self.alloc(size_of(p.ty)))
+            for j, p in enumerate(carries)
+            if is_array(p.ty)
+        }
+        for x in e.args[:c]:
+            self.get(x)
+        for p in reversed(carries):
+            self.set(p)
         for r in refs:
             acc_t = r.ty.of  # type: ignore[union-attr]
             if is_array(acc_t):
@@ -508,16 +568,18 @@ class FunctionGen(MemoryRules):
             else:
                 self.get(Lit(0.0, Real) if acc_t == Real else Lit(0, Int))
             self.set(r)
+        if count is not None:
+            self.check_at_most(count, n, "count")
         a.i32_const(0)
         self.set(i)
         a.block()
         a.loop()
         self.get(i)
-        a.i32_const(n)
+        self.get(Lit(n, Int) if count is None else count)
         a.i32_ge_s()
         a.br_if(1)
         a.code += body_code
-        for r, addr in zip(body.results, elem_addrs):
+        for r, addr in zip(body.results[c:], elem_addrs):
             es = size_of(r.ty)
             self.get(i)
             a.i32_const(es)
@@ -527,6 +589,26 @@ class FunctionGen(MemoryRules):
                 self._copy_to_element(addr, es)
             else:
                 self.store(r.ty, addr)
+        targets = {}
+        for j, (first, second) in buffers.items():  # the next arrays, into the other buffer
+            targets[j] = t = self.temp(I32)
+            a.i32_const(second)
+            a.i32_const(first)
+            self.get(carries[j])
+            a.i32_const(first)
+            a.i32_eq()
+            a.select()
+            a.local_tee(t)
+            self.get(body.results[j])
+            a.i32_const(size_of(carries[j].ty))
+            a.memory_copy()
+        for j, r in enumerate(body.results[:c]):
+            if j in targets:
+                a.local_get(targets[j])
+            else:
+                self.get(r)
+        for p in reversed(carries):
+            self.set(p)
         self.get(i)
         a.i32_const(1)
         a.i32_add()
@@ -534,15 +616,78 @@ class FunctionGen(MemoryRules):
         a.br(0)
         a.end()
         a.end()
-        for o, addr in zip(e.outs[:n_elems], elem_addrs):
+        if count is not None:  # the elements of the iterations that did not run are zero
+            for r, addr in zip(body.results[c:], elem_addrs):
+                self.zero_tail(addr, size_of(r.ty), count, n)
+        for o, p in zip(e.outs[:c], carries):
+            if o in reads:
+                a.code += reads[p]
+                self.set(o)
+        for o, addr in zip(e.outs[c:n_results], elem_addrs):
             if o in reads:
                 a.i32_const(addr)
                 self.set(o)
-        for r, o in zip(refs, e.outs[n_elems:]):
+        for r, o in zip(refs, e.outs[n_results:]):
             if o in reads:
                 a.code += reads[r]
                 self.set(o)
         return bytes(a.code)
+
+    def check_at_most(self, value: Atom, bound: int, kind: str) -> None:
+        """Stop with the error of `kind` (`errors.RANGE_MESSAGES`) unless 0 <= value <= bound: the
+        check import raises it (one unsigned comparison; the call never returns)."""
+        assert self.check_index is not None and self.check_sites is not None, "no check import"
+        a = self.asm
+        self.get(value)
+        a.i32_const(bound)
+        a.i32_gt_u()
+        a.if_()
+        a.i32_const(len(self.check_sites))
+        self.get(value)
+        a.call(self.check_index)
+        a.unreachable()
+        a.end()
+        self.check_sites.append((kind, self.f.name, bound))
+
+    def op_checked(self, e: Eqn) -> None:
+        (x,) = e.args
+        self.check_at_most(x, e.params["n"] - 1, e.params["kind"])
+        self.get(x)
+        self.set(e.outs[0])
+
+    def zero_tail(self, addr: int, elem_size: int, count: Atom, n: int) -> None:
+        """Zero elements count..n-1 of the array of n elements of `elem_size` bytes at addr."""
+        a = self.asm
+        self.get(count)
+        a.i32_const(elem_size)
+        a.i32_mul()
+        a.i32_const(addr)
+        a.i32_add()
+        a.i32_const(0)
+        a.i32_const(n)
+        self.get(count)
+        a.i32_sub()
+        a.i32_const(elem_size)
+        a.i32_mul()
+        a.memory_fill()
+
+
+def runtime_checked(f: Function) -> bool:
+    """Whether f's code checks a value at run time through the check import (a loop's count, a
+    `checked` index)."""
+    found = f.cache.get("runtime_checked")
+    if found is None:
+        found = False
+        blocks = [f.body] if f.body is not None else []
+        while blocks and not found:
+            for e in blocks.pop().eqns:
+                if e.prim in LOOPS:
+                    found = found or loop_count(e) is not None
+                    blocks.append(e.params["body"])
+                elif e.prim == "checked":
+                    found = True
+        f.cache["runtime_checked"] = found
+    return found
 
 
 def _opcodes(t: Type) -> dict[str, bytes]:
@@ -624,6 +769,8 @@ _RULES = {
     "zeros": FunctionGen.op_zeros,
     "call": FunctionGen.op_call,
     "for": FunctionGen.op_for,
+    "fold": FunctionGen.op_for,
+    "checked": FunctionGen.op_checked,
     "accum": FunctionGen.op_accum,
 }
 _LOCAL_0 = local_get_code(0)

@@ -18,13 +18,14 @@ import numpy as np
 import wasmtime
 
 from ..convert import call_impl, from_python
-from ..errors import OpaqueCallError
+from ..errors import RANGE_MESSAGES, OpaqueCallError, RangeError
 from ..ir import Function
 from ..types import Bool, Int, Real, Type, VecT
 from .layout import is_array, size_of, wasm_signature
 from .runtime import HostFunction
 
 HOST_MODULE = "host"  # the import module name of opaque functions' host functions
+CHECK_IMPORT = "adcore:check"  # the import reporting a failed run-time check (`codegen.Plan.checks`)
 
 
 def dtype_shape(t: Type) -> tuple[type, tuple[int, ...]]:
@@ -114,4 +115,16 @@ def host_function(g: Function) -> HostFunction:
     return HostFunction(functype, callback, scalar=False)
 
 
-__all__ = ["HOST_MODULE", "dtype_shape", "host_function"]
+def check_function(sites: list[tuple[str, str, int]]) -> HostFunction:
+    """The check import of a module whose run-time checks are `sites` (`codegen.Plan.checks`): it
+    raises the failed check's RangeError (the runtime raises it as a `WasmRangeError`)."""
+
+    def fail(site: int, value: int) -> None:
+        kind, where, bound = sites[site]
+        raise RangeError(RANGE_MESSAGES[kind](where, value, bound))
+
+    i32 = wasmtime.ValType.i32()
+    return HostFunction(wasmtime.FuncType([i32, i32], []), fail, scalar=True)
+
+
+__all__ = ["CHECK_IMPORT", "HOST_MODULE", "check_function", "dtype_shape", "host_function"]

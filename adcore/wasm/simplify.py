@@ -30,7 +30,7 @@ from typing import Any
 from ..builder import fold, in_scope, literal_key
 from ..dce import dce_function
 from ..gc_pause import gc_paused
-from ..ir import Atom, Block, Eqn, Function, Lit, Var, callees, has_loop
+from ..ir import LOOPS, Atom, Block, Eqn, Function, Lit, Var, callees, has_loop
 from ..prims import PURE
 from ..types import Int, Real, RefT, VecT
 
@@ -113,6 +113,8 @@ def block_size(b: Block) -> int:
         elif e.prim == "for":
             inner = block_size(e.params["body"])
             total += e.params["n"] * inner if _unrollable(e, inner) else 1 + inner
+        elif e.prim == "fold":  # never unrolled
+            total += 1 + block_size(e.params["body"])
         else:
             total += 1
     return total
@@ -124,6 +126,7 @@ def _unrollable(e: Eqn, body_size: int) -> bool:
     n = e.params["n"]
     return (
         n <= UNROLL_LIMIT
+        and not e.args  # a loop whose count is known at run time only stays a loop
         and n * body_size <= UNROLL_BUDGET
         and not any(isinstance(p.ty, RefT) and not _scalar_ref(p) for p in body.params[1:])
     )
@@ -203,6 +206,10 @@ class Simplifier:
                 return
             out.append(Eqn(e.outs, "for", args, {**e.params, "body": self.block(body, in_loop=True)}))
             return
+        if e.prim == "fold":
+            body = self.block(e.params["body"], in_loop=True)
+            out.append(Eqn(e.outs, "fold", args, {**e.params, "body": body}))
+            return
         new = e if unchanged else Eqn(e.outs, e.prim, args, e.params)
         if e.prim == "vec":
             self.vec_lits[e.outs[0]] = args
@@ -243,7 +250,7 @@ class Simplifier:
                 new_outs = tuple(Var(o.ty) for o in be.outs)
                 rename.update(zip(be.outs, new_outs))
                 params = be.params
-                if be.prim == "for":
+                if be.prim in LOOPS:
                     params = {**params, "body": rename_block(params["body"], rename)}
                 self.eqn(Eqn(new_outs, be.prim, args, params), True, out)
             for col, r in zip(columns, body.results):
@@ -291,7 +298,7 @@ def _renamed(b: Block, local: dict[Var, Atom], fresh_params: bool) -> Block:
         outs = tuple(Var(o.ty) for o in e.outs)
         local.update(zip(e.outs, outs))
         p = e.params
-        if e.prim == "for":
+        if e.prim in LOOPS:
             p = {**p, "body": _renamed(p["body"], local, True)}
         eqns.append(Eqn(outs, e.prim, tuple(get(a, a) if isinstance(a, Var) else a for a in e.args), p))
     return Block(params, tuple(eqns), tuple(get(r, r) if isinstance(r, Var) else r for r in b.results))
