@@ -44,7 +44,7 @@ class Builder:
 
     def emit1(self, prim: str, *args: Atom, **params: Any) -> Atom:
         for a in args:  # identities need a literal operand; most instructions have none
-            if a.__class__ is Lit:
+            if type(a) is Lit:
                 parts = self.vec_parts.get(args[0]) if prim == "index" else None  # type: ignore[call-overload]
                 if parts is not None and 0 <= a.val < len(parts):  # vec(a, b, ...)[k] is the element
                     return parts[int(a.val)]
@@ -63,11 +63,11 @@ class Builder:
                 x, y = args
                 number = (
                     prim,
-                    x if x.__class__ is Var else literal_key(x),
-                    y if y.__class__ is Var else literal_key(y),
+                    x if type(x) is Var else literal_key(x),
+                    y if type(y) is Var else literal_key(y),
                 )
             else:
-                number = (prim, *[a if a.__class__ is Var else literal_key(a) for a in args])
+                number = (prim, *[a if type(a) is Var else literal_key(a) for a in args])
             found = in_scope(self.known, number)
             if found is not None:
                 return (found,)
@@ -195,7 +195,7 @@ def fold(prim: str, args: Sequence[Atom]) -> Atom | None:
     """Algebraic identities that keep derivative code small; exact in IEEE arithmetic where it matters
     (x + 0 -> x is exact for x != -0, which only changes the sign of a zero)."""
     for a in args:
-        if a.__class__ is Lit:
+        if type(a) is Lit:
             break
     else:
         return None  # every rule below needs a literal operand (asked for every instruction)
@@ -220,7 +220,7 @@ def fold(prim: str, args: Sequence[Atom]) -> Atom | None:
     if prim == "select" and isinstance(args[0], Lit):
         return args[1] if args[0].val else args[2]
     for a in args:
-        if a.__class__ is not Lit:
+        if type(a) is not Lit:
             return None
     if args and prim not in ("idiv", "imod"):
         from .interpreter import EVAL  # constants fold with the interpreter's (IEEE) semantics

@@ -34,11 +34,11 @@ def dce_eqns(eqns: tuple[Eqn, ...], live: set[Var], live_refs: set[Var]) -> list
             if new is not None:
                 kept.append(new)
                 live.update(free_vars(new.params["body"]))
-                live.update(a for a in new.args if a.__class__ is Var)  # its initial carries and count
+                live.update(a for a in new.args if type(a) is Var)  # its initial carries and count
         elif (e.args[0] in live_refs) if prim == "accum" else len(outs) == 1 or not live.isdisjoint(outs):
             kept.append(e)
             for a in e.args:  # a loop, not a comprehension: cheaper for the usual two operands
-                if a.__class__ is Var:
+                if type(a) is Var:
                     mark(a)
     kept.reverse()
     return kept

@@ -98,7 +98,7 @@ class JvpState:
             args: list[Atom] = []
             tangents: list[Tangent] = []
             for a in e.args:  # a loop, not two comprehensions: each would cost a call
-                if a.__class__ is Var:
+                if type(a) is Var:
                     args.append(primal[a])
                     tangents.append(tangent.get(a))
                 else:

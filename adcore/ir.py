@@ -25,7 +25,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, final
 
 from .types import Bool, Int, Real, RefT, Scalar, Type
 
@@ -34,6 +34,7 @@ _ids = itertools.count()
 LOOPS = frozenset({"for", "fold"})  # the primitives with a body Block
 
 
+@final  # no subclasses: code tests `type(a) is Var` (faster than isinstance; mypy narrows it)
 class Var:
     __slots__ = ("ty", "id")
 
@@ -45,6 +46,7 @@ class Var:
         return f"v{self.id}"
 
 
+@final  # as Var
 @dataclass(frozen=True)
 class Lit:
     val: float | int | bool

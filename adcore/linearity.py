@@ -78,12 +78,12 @@ class Linearity:
         linear = self.linear
         for e in block.eqns:
             for a in e.args:
-                if a.__class__ is Var and a in linear:
+                if type(a) is Var and a in linear:
                     break
             else:
                 if e.prim != "for" and e.prim != "call" and e.prim != "fold":
                     continue  # primal work (most of it): reads no tangent, so makes none
-            lin_args = [a in linear if a.__class__ is Var else False for a in e.args]
+            lin_args = [a in linear if type(a) is Var else False for a in e.args]
             self.equation(e, lin_args)
             if (
                 True in lin_args

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import final
 
 from .builder import Builder
 from .dce import dce_function
@@ -28,6 +29,7 @@ from .linearity import Linearity, call_mask
 from .types import Int, Real, RefT, Scalar, Type, VecT
 
 
+@final  # no subclasses: code tests `type(c) is OneHot`
 @dataclass(frozen=True)
 class OneHot:
     """A cotangent that is zero except for `value` at position `idx` of an array."""
@@ -201,7 +203,7 @@ def flush_subnormal(b: Builder, ct: Atom) -> Atom:
     smallest of them times a factor above 1/2 stays itself: every later step would run on
     subnormals, each operation tens of times slower (Wasm has no flush-to-zero mode; XLA's CPU
     code sets one). Zeroing the carry changes the derivative by less than 2^-1022 per step."""
-    if ct.ty != Real or ct.__class__ is Lit:
+    if ct.ty != Real or type(ct) is Lit:
         return ct
     tiny = b.emit1("lt", b.emit1("abs", ct), Lit(SMALLEST_NORMAL, Real))
     return b.emit1("select", tiny, Lit(0.0, Real), ct)
@@ -215,7 +217,7 @@ def _not_linear(g: Function, f: Function) -> Function:
 
 
 def materialize(b: Builder, ty: Type, contributions: list[Contribution]) -> Atom:
-    if len(contributions) == 1 and contributions[0].__class__ is not OneHot:
+    if len(contributions) == 1 and type(contributions[0]) is not OneHot:
         return contributions[0]  # type: ignore[return-value]  # the usual case: one use, nothing to add
     full = [c for c in contributions if not isinstance(c, OneHot)]
     hots = [c for c in contributions if isinstance(c, OneHot)]

@@ -271,7 +271,7 @@ def substitute_block(block: Block, sub: dict[Var, Var]) -> Block:
             params = {**params, "body": substitute_block(params["body"], sub)}
         args = e.args
         for a in args:  # most equations read no substituted variable: keep those as they are
-            if a.__class__ is Var and a in sub:
+            if type(a) is Var and a in sub:
                 args = tuple([atom(x) for x in args])
                 break
         eqns.append(e if args is e.args and params is e.params else Eqn(e.outs, e.prim, args, params))

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, final
 
 from .builder import Builder
 from .errors import AdcoreTypeError, TraceError
@@ -172,7 +172,7 @@ def scoped(atom: Atom, block: list[Any], builder: Builder | None = None) -> Atom
     """The atom standing for a value computed in `block`, here: the atom itself in its own function
     (in a block still open), the parameter capturing it in a function traced inside that one."""
     blocks = (builder or current_builder()).blocks
-    if block is blocks[-1] or atom.__class__ is Lit:  # the common case: computed in the block traced
+    if block is blocks[-1] or type(atom) is Lit:  # the common case: computed in the block traced
         return atom
     for b in blocks:
         if block is b:
@@ -222,7 +222,7 @@ def binary(prim: str, a: Any, b: Any, *, real: bool = False) -> Sym:
     if not STATE.stack and not isinstance(a, Sym) and not isinstance(b, Sym):
         lazy = find_lazy(a, b)
         return lazy.lazy_prim(prim, (a, b)) if lazy else eager(prim, a, b)
-    if a.__class__ is Arr or b.__class__ is Arr:
+    if type(a) is Arr or type(b) is Arr:
         return elementwise(prim, (a, b), real)  # type: ignore[return-value]
     builder = current_builder()
     like = a.atom.ty if isinstance(a, Sym) else b.atom.ty if isinstance(b, Sym) else None
@@ -238,7 +238,7 @@ def unary(prim: str, a: Any) -> Sym:
     if not STATE.stack and not isinstance(a, Sym):
         lazy = find_lazy(a)
         return lazy.lazy_prim(prim, (a,)) if lazy else eager(prim, a)
-    if a.__class__ is Arr:
+    if type(a) is Arr:
         return elementwise(prim, (a,), False)  # type: ignore[return-value]
     return Sym(current_builder().emit1(prim, lift(a)))
 
@@ -246,25 +246,25 @@ def unary(prim: str, a: Any) -> Sym:
 def elementwise(prim: str, operands: tuple[Any, ...], real: bool) -> Arr:
     """prim applied element by element to arrays of one length (nested arrays too), scalars
     broadcast: one loop."""
-    arrays = [x for x in operands if x.__class__ is Arr]
+    arrays = [x for x in operands if type(x) is Arr]
     n = arrays[0].ty.n
     for x in arrays:
         if x.ty.n != n or not _of_scalars(x.ty):
-            shapes = ", ".join(repr(y.ty) if y.__class__ is Arr else describe(y) for y in operands)
+            shapes = ", ".join(repr(y.ty) if type(y) is Arr else describe(y) for y in operands)
             raise AdcoreTypeError(
                 f"in {current_name()}: {prim} elementwise needs arrays of one length of scalars or "
                 f"arrays, got {shapes}"
             )
     b = current_builder()
     for x in operands:
-        if x.__class__ is not Arr:
+        if type(x) is not Arr:
             lift(x, None, b)  # a broadcast scalar (checked here, read in the loop)
 
     def body(i: Any, _: Any) -> list[Atom]:
         idx = Sym(i, b)
-        elems = [x[idx] if x.__class__ is Arr else x for x in operands]
+        elems = [x[idx] if type(x) is Arr else x for x in operands]
         out = binary(prim, *elems, real=real) if len(elems) == 2 else unary(prim, *elems)
-        return [out.leaves[0] if out.__class__ is Arr else out.atom]  # type: ignore[union-attr]
+        return [out.leaves[0] if type(out) is Arr else out.atom]  # type: ignore[union-attr]
 
     (leaf,) = b.loop(n, body)
     return Arr(leaf.ty, [leaf])  # type: ignore[arg-type]
@@ -296,6 +296,7 @@ def int_power(x: Sym, k: int) -> Sym:
     return result if result is not None else binary("add", 0.0 * x, 1.0)
 
 
+@final  # no subclasses: code tests `type(x) is Arr`
 class Arr:
     """A user array value: `ty` is its user type, `leaves` its IR arrays (one per element leaf)."""
 

@@ -129,7 +129,7 @@ class FunctionGen(MemoryRules):
             stored = self.stored_results
             first = 8 * (len(f.params) + n_out)
             for r, offset in zip(scalars, range(first, first + 8 * len(scalars), 8)):
-                if r.__class__ is Var and r not in params and r not in self.in_memory:
+                if type(r) is Var and r not in params and r not in self.in_memory:
                     code = _real_store(offset) if r.ty is Real else _I32_STORE + uleb(offset)
                     if r in stored:
                         stored[r].append(code)
@@ -188,13 +188,13 @@ class FunctionGen(MemoryRules):
 
     def read(self, a: Atom) -> bytes:
         """The code pushing a's value."""
-        if a.__class__ is Lit:  # tested first: a literal would hash as a dataclass, slowly
+        if type(a) is Lit:  # tested first: a literal would hash as a dataclass, slowly
             return f64_const_code(float(a.val)) if a.ty is Real else i32_const_code(int(a.val))  # type: ignore[union-attr]
         return self.reads[a]  # type: ignore[index]
 
     def slot_address(self, a: Atom) -> int | None:
         """The static address of the 8-byte slot holding a, if a lives in a call's buffer."""
-        return self.in_memory.get(a) if a.__class__ is Var else None  # type: ignore[call-overload]
+        return self.in_memory.get(a) if type(a) is Var else None  # type: ignore[call-overload]
 
     def set(self, v: Var) -> None:
         self.asm.code += self.locals.write(v)
@@ -210,7 +210,7 @@ class FunctionGen(MemoryRules):
         tail = [(j, r) for j, r in enumerate(r for r in body.results if r.ty is Real or not is_array(r.ty))]
         tail = [(j, r) for j, r in tail if r not in stored]
         for _, r in arrays + tail:
-            if r.__class__ is Var and r not in reads:
+            if type(r) is Var and r not in reads:
                 self.locals.take(r)  # type: ignore[arg-type]
         code = self.block(body, stored or None)
         self.asm = a = Asm()
@@ -280,8 +280,8 @@ class FunctionGen(MemoryRules):
             if len(args) == 2:  # spelled out for the commonest arities: no list to build
                 x, y = args
                 # a variable read later too has its local already (`operand` gives the others one)
-                cx = x.__class__ is Var and reads_get(x) or operand(x)
-                cy = y.__class__ is Var and reads_get(y) or operand(y)
+                cx = type(x) is Var and reads_get(x) or operand(x)
+                cy = type(y) is Var and reads_get(y) or operand(y)
                 op = (_F64_OPCODES if x.ty is Real else _opcodes(x.ty)).get(prim)  # Real: no call
                 if op is not None:
                     pieces += (write, op, cy, cx, head)
@@ -295,14 +295,14 @@ class FunctionGen(MemoryRules):
                     continue
             elif len(args) == 1:
                 x = args[0]
-                cx = x.__class__ is Var and reads_get(x) or operand(x)
+                cx = type(x) is Var and reads_get(x) or operand(x)
                 op = (_F64_OPCODES if x.ty is Real else _opcodes(x.ty)).get(prim)
                 if op is not None:
                     pieces += (write, op, cx, head)
                     continue
             else:  # read by the instruction's rule (below); here, the last reads take their locals
                 for x in args:
-                    if x.__class__ is Var and reads_get(x) is None:
+                    if type(x) is Var and reads_get(x) is None:
                         operand(x)
             assert not head, "a result written to the buffer as it is made needs a plain operation"
             call = direct.get(id(e.params["fn"])) if prim == "call" else None
@@ -322,7 +322,7 @@ class FunctionGen(MemoryRules):
     def operand(self, x: Atom) -> bytes:
         """The code reading operand x here. A variable not read after this point is read here for
         the last time: it takes a free local (its lifetime ends here, walking backwards)."""
-        if x.__class__ is Lit:
+        if type(x) is Lit:
             return f64_const_code(float(x.val)) if x.ty is Real else i32_const_code(int(x.val))  # type: ignore[union-attr]
         code = self.reads.get(x)  # type: ignore[call-overload]
         if code is None:
@@ -532,11 +532,11 @@ class FunctionGen(MemoryRules):
         for v in free_vars(body):
             if v not in self.reads:
                 locals_.take(v)
-        if count.__class__ is Var and count not in self.reads:
+        if type(count) is Var and count not in self.reads:
             locals_.take(count)  # type: ignore[arg-type]  # read at every iteration's test
         locals_.take(i)
         for r in body.results:  # read after each iteration
-            if r.__class__ is Var and r not in self.reads:
+            if type(r) is Var and r not in self.reads:
                 locals_.take(r)  # type: ignore[arg-type]
         self.loop_depth += 1
         body_code = self.block(body)
@@ -545,7 +545,7 @@ class FunctionGen(MemoryRules):
         for r in (*carries, *refs):
             locals_.release(r)
         for x in e.args[:c]:  # the initial carries, read before the loop
-            if x.__class__ is Var and x not in self.reads:
+            if type(x) is Var and x not in self.reads:
                 self.operand(x)
         reads = self.reads
         self.asm = a = Asm()

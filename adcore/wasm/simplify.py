@@ -169,25 +169,25 @@ class Simplifier:
         unchanged = False  # then e itself is kept: no new equation to make
         if len(args) == 2:  # spelled out: a comprehension costs a call, more than the work here
             x, y = args
-            x2 = x if x.__class__ is Lit else get(x, x)
-            y2 = y if y.__class__ is Lit else get(y, y)
+            x2 = x if type(x) is Lit else get(x, x)
+            y2 = y if type(y) is Lit else get(y, y)
             unchanged = x2 is x and y2 is y
             args = (x2, y2)
         else:
-            args = tuple([a if a.__class__ is Lit else get(a, a) for a in args])
+            args = tuple([a if type(a) is Lit else get(a, a) for a in args])
         prim = e.prim
         if prim in PURE:  # most instructions: fold, reuse, or keep
-            if prim == "index" and args[1].__class__ is Lit and args[0] in self.vec_lits:
+            if prim == "index" and type(args[1]) is Lit and args[0] in self.vec_lits:
                 self.sub[e.outs[0]] = self.vec_lits[args[0]][int(args[1].val)]  # type: ignore[index, union-attr]
                 return
             key = (prim, *args)  # variables hash by identity, quickly
             for a in args:
-                if a.__class__ is Lit:  # every folding rule needs a literal operand
+                if type(a) is Lit:  # every folding rule needs a literal operand
                     folded = fold(prim, args)
                     if folded is not None:
                         self.sub[e.outs[0]] = folded
                         return
-                    key = (prim, *[x if x.__class__ is Var else literal_key(x) for x in args])  # type: ignore[arg-type]
+                    key = (prim, *[x if type(x) is Var else literal_key(x) for x in args])  # type: ignore[arg-type]
                     break
             if not self.reuse(key, e.outs[0]):
                 out.append(e if unchanged else Eqn(e.outs, prim, args, e.params))
