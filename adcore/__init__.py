@@ -20,7 +20,7 @@ cache (an LRU bounded in bytes: a host sets its budget).
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from . import math
 from .api import Fn, and_, eq, floor_int, fn, jvp, neq, not_, opaque, or_, select, sum, to_real, vec, vjp
@@ -69,7 +69,7 @@ if TYPE_CHECKING:
     from .wasm.runtime import MODULES, WasmHostError, WasmOutOfMemory, WasmRangeError, WasmTimeout, WasmTrap
 
 
-def compile(f: Fn, **options: object) -> Compiled:  # noqa: A001 - the language's name
+def compile(f: Fn, **options: Any) -> Compiled:  # noqa: A001 - the language's name
     """A Python callable running `f` as WebAssembly (same values in and out as `interp`)."""
     from .wasm.compiled import Compiled
 

@@ -25,6 +25,7 @@ from .values import (
     STATE,
     Arr,
     Captures,
+    Index,
     Sym,
     binary,
     current_builder,
@@ -299,7 +300,7 @@ def _select_leaf(b: Builder, c: Atom, x: Atom, y: Atom) -> Atom:
     return b.loop(ty.n, lambda i, _: [_select_leaf(b, c, b.emit1("index", x, i), b.emit1("index", y, i))])[0]
 
 
-def vec(n: int, elem: Any, body: Callable[[Sym], Any], *, count: Any = None) -> Arr:
+def vec(n: int, elem: Any, body: Callable[[Index], Any], *, count: Any = None) -> Arr | list[Any]:
     """The array [body(0), ..., body(n-1)], built by one loop (O(1) IR whatever n is).
 
     `count`: an Int computed at run time, 0 <= count <= n: only body(i) for i < count runs, and the
@@ -307,15 +308,15 @@ def vec(n: int, elem: Any, body: Callable[[Sym], Any], *, count: Any = None) -> 
     if not STATE.stack:
         k = eager_count("vec", n, count)
         zero = zero_value(as_type(elem))
-        return [body(i) if i < k else zero for i in range(n)]  # type: ignore[return-value, arg-type]
+        return [body(i) if i < k else zero for i in range(n)]
     ty = VecT(n, as_type(elem))
     b = current_builder("vec")
-    k = traced_count("vec", n, count)
-    outs = b.loop(n, lambda i, _: flatten(ty.elem, body(Sym(i)), "element of vec"), count=k)
+    k_atom = traced_count("vec", n, count)
+    outs = b.loop(n, lambda i, _: flatten(ty.elem, body(Sym(i)), "element of vec"), count=k_atom)
     return Arr(ty, outs)
 
 
-def sum(xs: Any, body: Callable[[Sym], Any] | None = None, *, count: Any = None) -> Any:  # noqa: A001
+def sum(xs: Any, body: Callable[[Index], Any] | None = None, *, count: Any = None) -> Any:  # noqa: A001
     """Sum of an array (`sum(xs)`), of a Python list, or of `body(i)` for i < n (`sum(n, body)`);
     `count` (an Int computed at run time, 0 <= count <= n) sums the first `count` terms only."""
     if body is None:
@@ -333,7 +334,7 @@ def sum(xs: Any, body: Callable[[Sym], Any] | None = None, *, count: Any = None)
     if not isinstance(xs, int):
         raise AdcoreTypeError(f"in {current_name()}: sum(n, body) needs a Python int n, got {xs!r}")
     if not STATE.stack:
-        return builtins.sum([body(i) for i in range(eager_count("sum", xs, count))])  # type: ignore[arg-type]
+        return builtins.sum([body(i) for i in range(eager_count("sum", xs, count))])
     return _sum_loop(xs, body, traced_count("sum", xs, count))
 
 
@@ -390,10 +391,10 @@ def floor_int(x: Any) -> Sym:
     return Sym(b.emit1("floor_int", b.emit1("i2f", a) if a.ty == Int else a), b)
 
 
-def to_real(i: Any) -> Sym:
+def to_real(i: Any) -> Sym | float:
     """An Int as a Real."""
     if not STATE.stack:
-        return float(i)  # type: ignore[return-value]
+        return float(i)
     return Sym(current_builder().emit1("i2f", lift(i)))
 
 

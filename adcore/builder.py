@@ -45,7 +45,7 @@ class Builder:
     def emit1(self, prim: str, *args: Atom, **params: Any) -> Atom:
         for a in args:  # identities need a literal operand; most instructions have none
             if type(a) is Lit:
-                parts = self.vec_parts.get(args[0]) if prim == "index" else None  # type: ignore[call-overload]
+                parts = self.vec_parts.get(args[0]) if prim == "index" else None  # type: ignore[arg-type]  # a Lit: None
                 if parts is not None and 0 <= a.val < len(parts):  # vec(a, b, ...)[k] is the element
                     return parts[int(a.val)]
                 folded = fold(prim, args)
@@ -57,7 +57,8 @@ class Builder:
     def record(self, prim: str, args: tuple[Atom, ...], params: dict[str, Any]) -> tuple[Var, ...]:
         """Type `prim(args; params)`, append it to the open block and return its fresh outputs (or the
         outputs of the same pure instruction emitted before, in scope)."""
-        number = None
+        number: tuple[Any, ...] | None = None
+        out_types: tuple[Type, ...] | None
         if prim in PURE and not params:
             if len(args) == 2:
                 x, y = args
@@ -75,8 +76,10 @@ class Builder:
             out_types = result_types(prim, [a.ty for a in args], params)
         else:  # most instructions: a scalar primitive, typed once per signature
             # spelled out for two operands: a comprehension costs a call
-            key = (prim, args[0].ty, args[1].ty) if len(args) == 2 else (prim, *[a.ty for a in args])
-            out_types = _TYPED.get(key)  # type: ignore[assignment]
+            key: tuple[Any, ...] = (
+                (prim, args[0].ty, args[1].ty) if len(args) == 2 else (prim, *[a.ty for a in args])
+            )
+            out_types = _TYPED.get(key)
             if out_types is None:
                 out_types = _TYPED[key] = result_types(prim, key[1:], params)
         outs = (Var(out_types[0]),) if len(out_types) == 1 else tuple([Var(t) for t in out_types])
@@ -227,6 +230,6 @@ def fold(prim: str, args: Sequence[Atom]) -> Atom | None:
 
         if prim in EVAL:
             (ty,) = result_types(prim, [a.ty for a in args], {})
-            val = EVAL[prim](*(a.val for a in args))
-            return Lit(float(val) if ty == Real else val, ty)  # type: ignore[arg-type]
+            val = EVAL[prim](*(a.val for a in args))  # type: ignore[union-attr]  # Lits: checked above
+            return Lit(float(val) if ty == Real else val, ty)  # type: ignore[arg-type]  # a scalar prim's: Scalar
     return None

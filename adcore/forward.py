@@ -16,7 +16,7 @@ from .builder import Builder
 from .errors import AdcoreError
 from .gc_pause import gc_paused
 from .ir import Atom, Block, Eqn, Function, Lit, Var, loop_carries
-from .types import Real, RefT, Type, is_real_leaf
+from .types import Real, RefT, Type, accumulated, is_real_leaf
 
 Tangent = Atom | None
 Rule = Callable[["JvpState", Eqn, list[Atom], list[Tangent]], list[tuple[Atom, Tangent]]]
@@ -80,7 +80,7 @@ class JvpState:
         self.b = Builder()
         self.primal: dict[Var, Atom] = {}
         self.tangent: dict[Var, Tangent] = {}
-        self.used_refs: set[Var] = set()
+        self.used_refs: set[Atom] = set()
 
     def p(self, a: Atom) -> Atom:
         return self.primal[a] if isinstance(a, Var) else a
@@ -108,8 +108,8 @@ class JvpState:
             if prim in _STRUCTURED:
                 pairs = _STRUCTURED[prim](self, e, args, tangents)
             elif tangents.count(None) == len(tangents) or not _REAL_OUT[e.outs[0].ty]:
-                for o, x in zip(e.outs, self.b.record(prim, tuple(args), e.params)):  # no derivative
-                    primal[o], tangent[o] = x, None
+                for o, out in zip(e.outs, self.b.record(prim, tuple(args), e.params)):  # no derivative
+                    primal[o], tangent[o] = out, None
                 continue
             else:
                 pairs = JVP[prim](self, e, args, tangents)
@@ -151,7 +151,7 @@ class JvpState:
                 break
             active = grown
         body, _, delems, used = self.loop_body(e, active)
-        d_inits = [tangents[j] if tangents[j] is not None else self.b.zero(carries[j].ty) for j in active]
+        d_inits = [dt if (dt := tangents[j]) is not None else self.b.zero(carries[j].ty) for j in active]
         # arguments: the initial carries and their tangents, then the count (if any)
         outs = iter(self.b.emit(e.prim, [*args[:c], *d_inits, *args[c:]], n=e.params["n"], body=body))
         finals = [next(outs) for _ in range(c)]
@@ -181,7 +181,7 @@ class JvpState:
         for j, (p, x) in enumerate(zip(carries, xs)):
             self.primal[p], self.tangent[p] = x, dxs.get(j)
         new_refs = [Var(r.ty) for r in refs]
-        tan_refs = {r: Var(r.ty) for r in refs if is_real_leaf(r.ty.of)}  # type: ignore[union-attr]
+        tan_refs = {r: Var(r.ty) for r in refs if is_real_leaf(accumulated(r.ty))}
         for r, nr in zip(refs, new_refs):
             self.primal[r], self.tangent[r] = nr, tan_refs.get(r)
         self.b.open_block()
@@ -200,7 +200,7 @@ class JvpState:
         ref, value, *idx = e.args
         self.b.emit("accum", args)
         dv = tangents[1]
-        dref = self.tangent.get(ref)  # type: ignore[arg-type]
+        dref = self.tangent.get(ref)  # type: ignore[arg-type]  # accum's first argument: its ref, a Var
         if dv is not None and dref is not None:
             self.used_refs.add(dref)
             self.b.emit("accum", [dref, dv, *args[2:]])
@@ -263,11 +263,11 @@ def _div(s: JvpState, e: Eqn, xs: list[Atom], dxs: list[Tangent]) -> list[tuple[
     if db is not None:
         scaled = s.b.emit1("zmul", db, y)
         num = s.b.emit1("neg", scaled) if da is None else s.b.emit1("sub", da, scaled)
-    return [(y, s.b.emit1("zdiv", num, b))]
+    return [(y, s.b.emit1("zdiv", num, b))]  # type: ignore[arg-type]  # num: da or a sum, not None
 
 
 def _neg(s: JvpState, e: Eqn, xs: list[Atom], dxs: list[Tangent]) -> list[tuple[Atom, Tangent]]:
-    return [(s.b.emit1("neg", xs[0]), s.b.emit1("neg", dxs[0]))]  # type: ignore[arg-type]
+    return [(s.b.emit1("neg", xs[0]), s.b.emit1("neg", dxs[0]))]  # type: ignore[arg-type]  # run: dxs[0] set
 
 
 def _abs(s: JvpState, e: Eqn, xs: list[Atom], dxs: list[Tangent]) -> list[tuple[Atom, Tangent]]:
@@ -278,7 +278,7 @@ def _abs(s: JvpState, e: Eqn, xs: list[Atom], dxs: list[Tangent]) -> list[tuple[
 def _sqrt(s: JvpState, e: Eqn, xs: list[Atom], dxs: list[Tangent]) -> list[tuple[Atom, Tangent]]:
     y = s.b.emit1("sqrt", xs[0])
     twice = s.b.emit1("mul", Lit(2.0, Real), y)
-    return [(y, s.b.emit1("zdiv", dxs[0], twice))]  # type: ignore[arg-type]
+    return [(y, s.b.emit1("zdiv", dxs[0], twice))]  # type: ignore[arg-type]  # run: dxs[0] set
 
 
 def _minmax(s: JvpState, e: Eqn, xs: list[Atom], dxs: list[Tangent]) -> list[tuple[Atom, Tangent]]:

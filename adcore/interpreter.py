@@ -14,7 +14,7 @@ from typing import Any
 from .convert import argument_leaves, call_impl, to_python
 from .errors import RANGE_MESSAGES, AdcoreError, DomainError, RangeError, count_message
 from .ir import Block, Eqn, Function, Var, loop_carries, loop_count
-from .types import Int, Real, Type, VecT
+from .types import Int, Real, Type, VecT, accumulated
 
 NAN = math.nan
 INF = math.inf
@@ -147,7 +147,7 @@ class Interpreter:
 
     def block(self, f: Function, block: Block, env: dict[Var, Any]) -> None:
         for e in block.eqns:
-            args = [env[a] if isinstance(a, Var) else a.val for a in e.args]
+            args: list[Any] = [env[a] if isinstance(a, Var) else a.val for a in e.args]
             prim = e.prim
             if prim in EVAL:
                 out = EVAL[prim](*args)
@@ -187,9 +187,8 @@ class Interpreter:
     def loop(self, f: Function, e: Eqn, env: dict[Var, Any]) -> None:
         body: Block = e.params["body"]
         i_var, *refs = body.params
-        accs = [[zeros(r.ty.of)] for r in refs]  # type: ignore[union-attr]
-        for r, acc in zip(refs, accs):
-            env[r] = acc
+        accs = [[zeros(accumulated(r.ty))] for r in refs]
+        env.update(zip(refs, accs))
         columns: list[list[Any]] = [[] for _ in body.results]
         n = e.params["n"]
         count = trip_count(f, e, env)
@@ -208,9 +207,8 @@ class Interpreter:
         c = loop_carries(e)
         i_var, carries, refs = body.params[0], body.params[1 : 1 + c], body.params[1 + c :]
         state = [env[a] if isinstance(a, Var) else a.val for a in e.args[:c]]
-        accs = [[zeros(r.ty.of)] for r in refs]  # type: ignore[union-attr]
-        for r, acc in zip(refs, accs):
-            env[r] = acc
+        accs = [[zeros(accumulated(r.ty))] for r in refs]
+        env.update(zip(refs, accs))
         results, elems = body.results[:c], body.results[c:]
         columns: list[list[Any]] = [[] for _ in elems]
         n = e.params["n"]
@@ -234,7 +232,7 @@ def trip_count(f: Function, e: Eqn, env: dict[Var, Any]) -> int:
     count = loop_count(e)
     if count is None:
         return n
-    k = env[count] if isinstance(count, Var) else count.val
+    k: int = env[count] if isinstance(count, Var) else int(count.val)
     if not 0 <= k <= n:
         raise RangeError(count_message(f.name, k, n))
     return k

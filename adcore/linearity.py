@@ -7,6 +7,7 @@ the IR closed under nesting: the tangents of an inner derivative are ordinary Re
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TypeGuard
 
 from .errors import LinearityError
 from .ir import LOOPS, Atom, Block, Eqn, Function, Var, loop_carries
@@ -63,7 +64,7 @@ class Linearity:
         self.linear_eqns: set[int] = set()  # ids of equations that read or make a linear value
         self.block(f.body)
 
-    def is_linear(self, a: Atom) -> bool:
+    def is_linear(self, a: Atom) -> TypeGuard[Var]:
         return a in self.linear if type(a) is Var else False
 
     def eqn_is_linear(self, e: Eqn) -> bool:
@@ -120,7 +121,7 @@ class Linearity:
                 self.linear.update(o for o, m in zip(e.outs, call_out_mask(g, mask)) if m)
         elif True in lin_args:
             if len(lin_args) <= 4:  # scalar primitives: a few patterns, each checked once
-                key = (e.prim, *lin_args)
+                key: tuple[str | bool, ...] = (e.prim, *lin_args)
                 why = _NOT_LINEAR.get(key, "")
                 if why == "":
                     why = _NOT_LINEAR[key] = _why_not_linear(e.prim, lin_args)
@@ -129,7 +130,7 @@ class Linearity:
             if why is not None:
                 raise LinearityError(f"in {self.f.name}: {why}")
             if e.prim == "accum":
-                self.linear.add(e.args[0])  # type: ignore[arg-type]
+                self.linear.add(e.args[0])  # type: ignore[arg-type]  # accum's first argument: its ref, a Var
             else:
                 self.linear.update(e.outs)
 

@@ -17,10 +17,10 @@ from .counts import eager_count, traced_count, zero_value
 from .errors import AdcoreTypeError, RangeError, segment_message
 from .ir import Atom, Block, Var
 from .types import Bool, Int, RefT, VecT
-from .values import STATE, Sym, current_builder, current_name, flatten, lift, type_of, unflatten
+from .values import STATE, Index, Sym, current_builder, current_name, flatten, lift, type_of, unflatten
 
 
-def fold(n: int, init: Any, body: Callable[[Any, Sym], Any], *, count: Any = None) -> Any:
+def fold(n: int, init: Any, body: Callable[[Any, Index], Any], *, count: Any = None) -> Any:
     """The value carried through `carry = body(carry, i)` for i < n, starting from `init` (Futhark's
     `loop`): one loop whatever n is. The carry may be of any type (a scalar, an array, a struct),
     the type of `init` (a Python int is an Int: write 0.0 for a Real). `count`: as in `vec`, the
@@ -28,7 +28,7 @@ def fold(n: int, init: Any, body: Callable[[Any, Sym], Any], *, count: Any = Non
     return _carry_loop("fold", n, init, body, count, keep=False)
 
 
-def scan(n: int, init: Any, body: Callable[[Any, Sym], Any], *, count: Any = None) -> Any:
+def scan(n: int, init: Any, body: Callable[[Any, Index], Any], *, count: Any = None) -> Any:
     """As `fold`, returning the n carries after each step, as an array (with `count`, the ones from
     count on are zero)."""
     return _carry_loop("scan", n, init, body, count, keep=True)
@@ -46,7 +46,7 @@ def associative(op: Fn) -> Fn:
 def reduce(
     n: int,
     op: Callable[[Any, Any], Any],
-    body: Callable[[Sym], Any],
+    body: Callable[[Index], Any],
     *,
     count: Any = None,
     identity: Any = None,
@@ -83,7 +83,7 @@ def reduce(
     return fold(n, identity, lambda acc, i: op(acc, body(i)), count=count)
 
 
-def segment_sum(n: int, m: int, body: Callable[[Sym], Any], *, count: Any = None) -> Any:
+def segment_sum(n: int, m: int, body: Callable[[Index], Any], *, count: Any = None) -> Any:
     """The m sums out[s] = sum of the values body(i) = (s, value) sends to segment s, for i < n
     (Futhark's reduce_by_index with +; a scatter-add): one loop, its derivative a gather. A segment
     outside 0..m-1 is an error (RangeError, WasmRangeError compiled), never a write."""
@@ -100,10 +100,10 @@ def segment_sum(n: int, m: int, body: Callable[[Sym], Any], *, count: Any = None
         zero = next((zero_value(type_of(v)) for v in out if v is not None), 0.0)
         return [zero if v is None else v for v in out]
     b = current_builder("segment_sum")
-    i = Var(Int)
+    index = Var(Int)
     b.open_block()
     try:
-        found = body(Sym(i, b))
+        found = body(Sym(index, b))
         if not isinstance(found, (tuple, list)) or len(found) != 2:
             raise AdcoreTypeError(f"in {current_name()}: segment_sum's body must return (segment, value)")
         s, value = found
@@ -122,8 +122,10 @@ def segment_sum(n: int, m: int, body: Callable[[Sym], Any], *, count: Any = None
             b.emit("accum", (r, a, seg))
     finally:
         eqns = b.close_block()
-    k = traced_count("segment_sum", n, count)
-    outs = b.emit("for", () if k is None else (k,), n=n, body=Block((i, *refs), tuple(eqns), ()))
+    k_atom = traced_count("segment_sum", n, count)
+    outs = b.emit(
+        "for", () if k_atom is None else (k_atom,), n=n, body=Block((index, *refs), tuple(eqns), ())
+    )
     return unflatten(VecT(m, ty), outs)
 
 

@@ -46,20 +46,31 @@ def _same_scalar(prim: str, types: Sequence[Type], allowed: tuple[Scalar, ...]) 
     raise _fail(prim, types, f"expects {len(types)} scalars of one type among {allowed}")
 
 
+def _scalars(prim: str, allowed: tuple[Scalar, ...], result: Scalar | None = None) -> Rule:
+    """The rule of a primitive on scalars of one type among `allowed`: its result has that type,
+    or `result` when given."""
+
+    def rule(ts: Sequence[Type], ps: dict[str, Any]) -> tuple[Type, ...]:
+        t = _same_scalar(prim, ts, allowed)
+        return (t if result is None else result,)
+
+    return rule
+
+
 for _p in NUMERIC_BINARY + NUMERIC_UNARY:
-    TYPE_RULES[_p] = lambda ts, ps, _p=_p: (_same_scalar(_p, ts, (Real, Int)),)
+    TYPE_RULES[_p] = _scalars(_p, (Real, Int))
 for _p in REAL_BINARY + REAL_UNARY:
-    TYPE_RULES[_p] = lambda ts, ps, _p=_p: (_same_scalar(_p, ts, (Real,)),)
+    TYPE_RULES[_p] = _scalars(_p, (Real,))
 for _p in INT_BINARY:
-    TYPE_RULES[_p] = lambda ts, ps, _p=_p: (_same_scalar(_p, ts, (Int,)),)
+    TYPE_RULES[_p] = _scalars(_p, (Int,))
 for _p in COMPARE:
-    TYPE_RULES[_p] = lambda ts, ps, _p=_p: (_same_scalar(_p, ts, (Real, Int, Bool)) and Bool,)
+    TYPE_RULES[_p] = _scalars(_p, (Real, Int, Bool), Bool)
 for _p in LOGIC:
-    TYPE_RULES[_p] = lambda ts, ps, _p=_p: (_same_scalar(_p, ts, (Bool,)),)
-TYPE_RULES["not"] = lambda ts, ps: (_same_scalar("not", ts, (Bool,)),)
-TYPE_RULES["i2f"] = lambda ts, ps: (_same_scalar("i2f", ts, (Int,)) and Real,)
+    TYPE_RULES[_p] = _scalars(_p, (Bool,))
+TYPE_RULES["not"] = _scalars("not", (Bool,))
+TYPE_RULES["i2f"] = _scalars("i2f", (Int,), Real)
 # floor to an Int, saturated to the Int range (NaN: 0), as Wasm's i32.trunc_sat_f64_s of f64.floor
-TYPE_RULES["floor_int"] = lambda ts, ps: (_same_scalar("floor_int", ts, (Real,)) and Int,)
+TYPE_RULES["floor_int"] = _scalars("floor_int", (Real,), Int)
 
 
 def _select(ts: Sequence[Type], ps: dict[str, Any]) -> tuple[Type, ...]:

@@ -17,9 +17,9 @@ A backward fold's scalar cotangent carries are flushed to zero below the smalles
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import final
+from typing import Any, final
 
 from .builder import Builder
 from .dce import dce_function
@@ -56,7 +56,9 @@ class Transposer:
     def __init__(self, f: Function):
         self.f = f
         self.b = Builder()
-        self.info = Linearity(f, f.linear_mask)  # type: ignore[arg-type]
+        mask = f.linear_mask
+        assert mask is not None, f"{f.name} is not a linear function"
+        self.info = Linearity(f, mask)
         self.ct: dict[Var, list[Contribution]] = {}
         self.ref_ct: dict[Var, Atom | None] = {}
         self.acc_for: dict[Var, Var] = {}  # captured linear value -> accumulator of its cotangent
@@ -77,7 +79,7 @@ class Transposer:
     # -- cotangent bookkeeping ------------------------------------------------------------------
     def contribute(self, a: Atom, c: Contribution) -> None:
         if self.info.is_linear(a):
-            self.ct.setdefault(a, []).append(c)  # type: ignore[arg-type]
+            self.ct.setdefault(a, []).append(c)
 
     def read(self, v: Var) -> Atom:
         """The total cotangent of v (zero if nothing flowed back)."""
@@ -105,9 +107,9 @@ class Transposer:
                 if not self.has_ct(e.outs[0]):
                     continue
                 if e.prim in ("vec", "index"):
-                    TRANSPOSE[e.prim](self, e, self.ct.pop(e.outs[0]))  # type: ignore[arg-type]
+                    TRANSPOSE[e.prim](self, e, self.ct.pop(e.outs[0]))
                 else:
-                    TRANSPOSE[e.prim](self, e, self.read(e.outs[0]))  # type: ignore[arg-type]
+                    TRANSPOSE[e.prim](self, e, self.read(e.outs[0]))
 
     def call(self, e: Eqn) -> None:
         if not any(self.has_ct(o) for o in e.outs):
@@ -121,7 +123,7 @@ class Transposer:
 
     def accum(self, e: Eqn) -> None:
         ref, value, *idx = e.args
-        target = self.ref_ct.get(ref)  # type: ignore[arg-type]
+        target = self.ref_ct.get(ref)  # type: ignore[arg-type]  # accum's first argument: its ref, a Var
         if target is None:
             return
         for i in idx:
@@ -156,13 +158,13 @@ class Transposer:
             else Lit(e.params["n"] - 1, Int)
         )
 
-        def transposed_body(j: Var, acc_refs: tuple[Var, ...]) -> list[Atom]:
+        def transposed_body(j: Var, acc_refs: Sequence[Var]) -> list[Atom]:
             self.ct = {}
             self.acc_for.update(zip(own, acc_refs))
             if c:
                 self.b.blocks[-1].append(Eqn((i,), "sub", (last, j)))
-                for r, ct in zip(body.results, ct_carries):
-                    self.contribute(r, ct)
+                for res, carry_ct in zip(body.results, ct_carries):
+                    self.contribute(res, carry_ct)
             self.block_with_seeds(body, i, c, elem_ct)
             next_ct = [flush_subnormal(self.b, self.read(p)) for p in carries]
             for v in captured:
@@ -218,16 +220,16 @@ def _not_linear(g: Function, f: Function) -> Function:
 
 def materialize(b: Builder, ty: Type, contributions: list[Contribution]) -> Atom:
     if len(contributions) == 1 and type(contributions[0]) is not OneHot:
-        return contributions[0]  # type: ignore[return-value]  # the usual case: one use, nothing to add
+        return contributions[0]  # the usual case: one use, nothing to add
     full = [c for c in contributions if not isinstance(c, OneHot)]
     hots = [c for c in contributions if isinstance(c, OneHot)]
     if hots and isinstance(ty, VecT) and ty.n <= SMALL and _literal_paths(hots):
-        elems = [element(b, ty, contributions, k) for k in range(ty.n)]  # type: ignore[arg-type]
+        elems = [element(b, ty, contributions, k) for k in range(ty.n)]
         return b.emit("vec", elems, elem=ty.elem)[0]
     total = b.sum(full, ty) if full else None
     if hots:
 
-        def scatter(_: Var, refs: tuple[Var, ...]) -> list[Atom]:
+        def scatter(_: Var, refs: Sequence[Var]) -> list[Atom]:
             for h in hots:
                 b.emit("accum", (refs[0], h.value, *h.idx))
             return []
@@ -250,7 +252,7 @@ def element(b: Builder, ty: VecT, contributions: list[Contribution], k: int) -> 
         parts = [
             b.emit1("index", c, Lit(k, Int)) if not isinstance(c, OneHot) else c.value
             for c in contributions
-            if not isinstance(c, OneHot) or c.idx[0].val == k  # type: ignore[union-attr]
+            if not isinstance(c, OneHot) or c.idx[0].val == k  # type: ignore[union-attr]  # a Lit: _literal_paths
         ]
         return b.sum(parts, ty.elem)
     return b.emit1("index", materialize(b, ty, contributions), Lit(k, Int))
@@ -311,7 +313,8 @@ def _t_index(t: Transposer, e: Eqn, cts: list[Contribution]) -> None:
             t.contribute(arr, OneHot((i,), c))
 
 
-TRANSPOSE: dict[str, Callable[[Transposer, Eqn, object], None]] = {
+# the third argument: the output's cotangent (an Atom), for vec and index its contributions
+TRANSPOSE: dict[str, Callable[[Transposer, Eqn, Any], None]] = {
     "add": _t_add,
     "sub": _t_sub,
     "neg": _t_neg,
@@ -320,8 +323,8 @@ TRANSPOSE: dict[str, Callable[[Transposer, Eqn, object], None]] = {
     "div": _t_div,
     "zdiv": _t_div,
     "select": _t_select,
-    "vec": _t_vec,  # type: ignore[dict-item]
-    "index": _t_index,  # type: ignore[dict-item]
+    "vec": _t_vec,
+    "index": _t_index,
 }
 
 __all__ = ["TRANSPOSE", "transpose_function"]

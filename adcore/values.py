@@ -155,7 +155,7 @@ def _is_int(*xs: Any) -> bool:
     )
 
 
-def lift(x: Any, like: Scalar | None = None, builder: Builder | None = None) -> Atom:
+def lift(x: Any, like: Type | None = None, builder: Builder | None = None) -> Atom:
     """A Python scalar or Sym as an atom (Python ints become Reals next to Reals)."""
     if isinstance(x, Sym):
         return scoped(x.atom, x.block, builder)
@@ -177,7 +177,7 @@ def scoped(atom: Atom, block: list[Any], builder: Builder | None = None) -> Atom
     for b in blocks:
         if block is b:
             return atom
-    return capture(atom, block)  # type: ignore[arg-type]
+    return capture(atom, block)
 
 
 def capture(atom: Var, block: list[Any]) -> Var:
@@ -218,12 +218,14 @@ def eager(prim: str, *xs: Any) -> Any:
     return EVAL[prim](*xs)
 
 
-def binary(prim: str, a: Any, b: Any, *, real: bool = False) -> Sym:
+def binary(prim: str, a: Any, b: Any, *, real: bool = False) -> Any:
+    """prim(a, b): a Sym while tracing (an Arr elementwise on arrays), else a Python number or what
+    a lazy value's class makes of it."""
     if not STATE.stack and not isinstance(a, Sym) and not isinstance(b, Sym):
         lazy = find_lazy(a, b)
         return lazy.lazy_prim(prim, (a, b)) if lazy else eager(prim, a, b)
     if type(a) is Arr or type(b) is Arr:
-        return elementwise(prim, (a, b), real)  # type: ignore[return-value]
+        return elementwise(prim, (a, b), real)
     builder = current_builder()
     like = a.atom.ty if isinstance(a, Sym) else b.atom.ty if isinstance(b, Sym) else None
     x, y = lift(a, like, builder), lift(b, like, builder)
@@ -234,12 +236,13 @@ def binary(prim: str, a: Any, b: Any, *, real: bool = False) -> Sym:
     return Sym(builder.emit1(prim, x, y), builder)
 
 
-def unary(prim: str, a: Any) -> Sym:
+def unary(prim: str, a: Any) -> Any:
+    """prim(a), as `binary`."""
     if not STATE.stack and not isinstance(a, Sym):
         lazy = find_lazy(a)
         return lazy.lazy_prim(prim, (a,)) if lazy else eager(prim, a)
     if type(a) is Arr:
-        return elementwise(prim, (a,), False)  # type: ignore[return-value]
+        return elementwise(prim, (a,), False)
     return Sym(current_builder().emit1(prim, lift(a)))
 
 
@@ -264,10 +267,11 @@ def elementwise(prim: str, operands: tuple[Any, ...], real: bool) -> Arr:
         idx = Sym(i, b)
         elems = [x[idx] if type(x) is Arr else x for x in operands]
         out = binary(prim, *elems, real=real) if len(elems) == 2 else unary(prim, *elems)
-        return [out.leaves[0] if type(out) is Arr else out.atom]  # type: ignore[union-attr]
+        return [out.leaves[0] if type(out) is Arr else out.atom]
 
     (leaf,) = b.loop(n, body)
-    return Arr(leaf.ty, [leaf])  # type: ignore[arg-type]
+    assert isinstance(leaf.ty, VecT)  # a loop's element result: an array
+    return Arr(leaf.ty, [leaf])
 
 
 def _of_scalars(t: Type) -> bool:
@@ -294,6 +298,9 @@ def int_power(x: Sym, k: int) -> Sym:
         if k:
             base = base * base
     return result if result is not None else binary("add", 0.0 * x, 1.0)
+
+
+Index = Sym | int  # the index a loop hands its body: a traced Int, or a Python int outside a trace
 
 
 @final  # no subclasses: code tests `type(x) is Arr`

@@ -30,7 +30,7 @@ from ..ir import (
     loop_carries,
     loop_count,
 )
-from ..types import Bool, Int, Real, RefT, Type, VecT
+from ..types import Bool, Int, Real, RefT, Type, VecT, accumulated
 from .emit_memory import MemoryRules
 from .encode import (
     F64,
@@ -68,7 +68,10 @@ SCALAR_I32 = {
 }  # fmt: skip
 _F64_OPCODES = {prim: bytes(getattr(Asm(), name)().code) for prim, name in SCALAR_F64.items()}
 _I32_OPCODES = {prim: bytes(getattr(Asm(), name)().code) for prim, name in SCALAR_I32.items()}
-_OPCODES = {Real: _F64_OPCODES, Int: _I32_OPCODES}  # operand type -> primitive -> its one opcode
+_OPCODES: dict[Type, dict[str, bytes]] = {
+    Real: _F64_OPCODES,
+    Int: _I32_OPCODES,
+}  # operand type -> prim -> opcode
 _NO_OPCODES: dict[str, bytes] = {}
 
 
@@ -125,10 +128,10 @@ class FunctionGen(MemoryRules):
         if self.spilled:  # local 0 is the buffer; output pointers are loaded from it
             # a result defined by the body is defined at its top level (loop bodies are scopes)
             params = set(f.params)
-            scalars = [r for r in f.body.results if r.ty is Real or not is_array(r.ty)]
+            scalar_results = [r for r in f.body.results if r.ty is Real or not is_array(r.ty)]
             stored = self.stored_results
             first = 8 * (len(f.params) + n_out)
-            for r, offset in zip(scalars, range(first, first + 8 * len(scalars), 8)):
+            for r, offset in zip(scalar_results, range(first, first + 8 * len(scalar_results), 8)):
                 if type(r) is Var and r not in params and r not in self.in_memory:
                     code = _real_store(offset) if r.ty is Real else _I32_STORE + uleb(offset)
                     if r in stored:
@@ -189,12 +192,12 @@ class FunctionGen(MemoryRules):
     def read(self, a: Atom) -> bytes:
         """The code pushing a's value."""
         if type(a) is Lit:  # tested first: a literal would hash as a dataclass, slowly
-            return f64_const_code(float(a.val)) if a.ty is Real else i32_const_code(int(a.val))  # type: ignore[union-attr]
-        return self.reads[a]  # type: ignore[index]
+            return f64_const_code(float(a.val)) if a.ty is Real else i32_const_code(int(a.val))
+        return self.reads[a]
 
     def slot_address(self, a: Atom) -> int | None:
         """The static address of the 8-byte slot holding a, if a lives in a call's buffer."""
-        return self.in_memory.get(a) if type(a) is Var else None  # type: ignore[call-overload]
+        return self.in_memory.get(a) if type(a) is Var else None
 
     def set(self, v: Var) -> None:
         self.asm.code += self.locals.write(v)
@@ -211,7 +214,7 @@ class FunctionGen(MemoryRules):
         tail = [(j, r) for j, r in tail if r not in stored]
         for _, r in arrays + tail:
             if type(r) is Var and r not in reads:
-                self.locals.take(r)  # type: ignore[arg-type]
+                self.locals.take(r)
         code = self.block(body, stored or None)
         self.asm = a = Asm()
         if self.spilled:
@@ -323,14 +326,14 @@ class FunctionGen(MemoryRules):
         """The code reading operand x here. A variable not read after this point is read here for
         the last time: it takes a free local (its lifetime ends here, walking backwards)."""
         if type(x) is Lit:
-            return f64_const_code(float(x.val)) if x.ty is Real else i32_const_code(int(x.val))  # type: ignore[union-attr]
-        code = self.reads.get(x)  # type: ignore[call-overload]
+            return f64_const_code(float(x.val)) if x.ty is Real else i32_const_code(int(x.val))
+        code = self.reads.get(x)
         if code is None:
             pool = self.real_pool
             if pool and x.ty is Real:  # take()'s common case: a Real, a free local, none in memory
-                code = self.reads[x] = pool.pop()  # type: ignore[index]
+                code = self.reads[x] = pool.pop()
             else:
-                code = self.locals.take(x)  # type: ignore[arg-type]
+                code = self.locals.take(x)
         return code
 
     def result_code(
@@ -366,10 +369,10 @@ class FunctionGen(MemoryRules):
             pieces.append(self.stores(o, stored))
         elif write is None:
             return None
-        slot = self.locals.slots.get(write)
-        if slot is not None:
-            slot[1].append(write)
-            write = slot[0]
+        pooled = self.locals.slots.get(write)
+        if pooled is not None:
+            pooled[1].append(write)
+            write = pooled[0]
         return write, b""
 
     def release_results(self, outs: tuple[Var, ...], stored: dict[Var, list[bytes]] | None) -> bytes | None:
@@ -533,11 +536,11 @@ class FunctionGen(MemoryRules):
             if v not in self.reads:
                 locals_.take(v)
         if type(count) is Var and count not in self.reads:
-            locals_.take(count)  # type: ignore[arg-type]  # read at every iteration's test
+            locals_.take(count)  # read at every iteration's test
         locals_.take(i)
-        for r in body.results:  # read after each iteration
-            if type(r) is Var and r not in self.reads:
-                locals_.take(r)  # type: ignore[arg-type]
+        for res in body.results:  # read after each iteration
+            if type(res) is Var and res not in self.reads:
+                locals_.take(res)
         self.loop_depth += 1
         body_code = self.block(body)
         self.loop_depth -= 1
@@ -560,7 +563,7 @@ class FunctionGen(MemoryRules):
         for p in reversed(carries):
             self.set(p)
         for r in refs:
-            acc_t = r.ty.of  # type: ignore[union-attr]
+            acc_t = accumulated(r.ty)
             if is_array(acc_t):
                 addr = self.alloc(size_of(acc_t))
                 self.fill_zero(addr, size_of(acc_t))
@@ -579,16 +582,16 @@ class FunctionGen(MemoryRules):
         a.i32_ge_s()
         a.br_if(1)
         a.code += body_code
-        for r, addr in zip(body.results[c:], elem_addrs):
-            es = size_of(r.ty)
+        for res, addr in zip(body.results[c:], elem_addrs):
+            es = size_of(res.ty)
             self.get(i)
             a.i32_const(es)
             a.i32_mul()
-            self.get(r)
-            if is_array(r.ty):
+            self.get(res)
+            if is_array(res.ty):
                 self._copy_to_element(addr, es)
             else:
-                self.store(r.ty, addr)
+                self.store(res.ty, addr)
         targets = {}
         for j, (first, second) in buffers.items():  # the next arrays, into the other buffer
             targets[j] = t = self.temp(I32)
@@ -602,11 +605,11 @@ class FunctionGen(MemoryRules):
             self.get(body.results[j])
             a.i32_const(size_of(carries[j].ty))
             a.memory_copy()
-        for j, r in enumerate(body.results[:c]):
+        for j, res in enumerate(body.results[:c]):
             if j in targets:
                 a.local_get(targets[j])
             else:
-                self.get(r)
+                self.get(res)
         for p in reversed(carries):
             self.set(p)
         self.get(i)
@@ -617,8 +620,8 @@ class FunctionGen(MemoryRules):
         a.end()
         a.end()
         if count is not None:  # the elements of the iterations that did not run are zero
-            for r, addr in zip(body.results[c:], elem_addrs):
-                self.zero_tail(addr, size_of(r.ty), count, n)
+            for res, addr in zip(body.results[c:], elem_addrs):
+                self.zero_tail(addr, size_of(res.ty), count, n)
         for o, p in zip(e.outs[:c], carries):
             if o in reads:
                 a.code += reads[p]

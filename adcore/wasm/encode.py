@@ -144,7 +144,7 @@ class Asm:
     def __init__(self) -> None:
         self.code = bytearray()
 
-    def raw(self, data: bytes) -> Asm:
+    def raw(self, data: bytes | bytearray) -> Asm:
         self.code += data
         return self
 

@@ -23,6 +23,7 @@ from collections import Counter
 from collections.abc import Callable
 
 from ..ir import LOOPS, Atom, Block, Eqn, Function, Var, call_graph, free_vars, has_loop
+from ..types import VecT, accumulated
 from .simplify import rename_block, simplify_function
 
 
@@ -163,19 +164,24 @@ def own_index_sums_as_elements(loop: Eqn) -> Eqn:
     body: Block = loop.params["body"]
     i, *refs = body.params
     n = loop.params["n"]
-    value: dict[Var, Atom] = {}
+    value: dict[Atom, Atom | None] = {}  # ref -> the value accumulated at the loop's index (None: other)
     nested = {a for e in body.eqns if e.prim in LOOPS for a in free_vars(e.params["body"])}
     for e in body.eqns:
         if e.prim == "accum" and e.args[0] in refs and len(e.args) == 3:
-            value[e.args[0]] = e.args[1] if e.args[2] is i and e.args[0] not in value else None  # type: ignore[index,assignment]
-    own = [r for r in refs if value.get(r) is not None and r not in nested and r.ty.of.n == n]  # type: ignore[attr-defined]
+            value[e.args[0]] = e.args[1] if e.args[2] is i and e.args[0] not in value else None
+    own: dict[Var, Atom] = {}  # ref -> its element value, in the order of refs
+    for r in refs:
+        v = value.get(r)
+        # (accumulated at an index: an array)
+        if v is not None and r not in nested and isinstance(t := accumulated(r.ty), VecT) and t.n == n:
+            own[r] = v
     if not own:
         return loop
     n_elems = len(body.results)
     totals = dict(zip(refs, loop.outs[n_elems:]))
     kept = [r for r in refs if r not in own]
     eqns = tuple(e for e in body.eqns if not (e.prim == "accum" and e.args[0] in own))
-    new_body = Block((i, *kept), eqns, body.results + tuple(value[r] for r in own))
+    new_body = Block((i, *kept), eqns, body.results + tuple(own.values()))
     outs = loop.outs[:n_elems] + tuple(totals[r] for r in own) + tuple(totals[r] for r in kept)
     return Eqn(outs, "for", loop.args, {**loop.params, "body": new_body})
 
@@ -241,7 +247,7 @@ def _take_elements(
     eqns: list[Eqn] = []
     for e in b.eqns:
         if e.prim == "index" and e.args[0] in element and e.args[1] is i2:
-            sub[e.outs[0]] = element[e.args[0]]  # type: ignore[index]
+            sub[e.outs[0]] = element[e.args[0]]
             continue
         if any(a in element for a in e.args):
             return None

@@ -40,7 +40,7 @@ def dtype_shape(t: Type) -> tuple[type, tuple[int, ...]]:
 def _read_array(memory: wasmtime.Memory, caller: wasmtime.Caller, addr: int, t: Type) -> Any:
     dtype, shape = dtype_shape(t)
     raw = memory.read(caller, addr, addr + size_of(t))
-    values = np.frombuffer(raw, dtype=dtype).reshape(shape)
+    values: np.ndarray = np.frombuffer(raw, dtype=dtype).reshape(shape)
     elem = t
     while isinstance(elem, VecT):
         elem = elem.elem
@@ -93,7 +93,7 @@ def host_function(g: Function) -> HostFunction:
         try:
             memory = caller["memory"] if arrays_in or arrays_out else None
             leaves = [
-                _read_array(memory, caller, v, t)  # type: ignore[arg-type]
+                _read_array(memory, caller, v, t)  # type: ignore[arg-type]  # memory: set, arrays_in
                 if is_array(t)
                 else bool(v)
                 if t is Bool
@@ -105,7 +105,7 @@ def host_function(g: Function) -> HostFunction:
             pointers = iter(raw[n:])
             for t, v in zip(g.result_types, out):
                 if is_array(t):
-                    _write_array(memory, caller, next(pointers), t, v)  # type: ignore[arg-type]
+                    _write_array(memory, caller, next(pointers), t, v)  # type: ignore[arg-type]  # memory: set, arrays_out
                 else:
                     scalars.append(int(v) if t is Int or t is Bool else v)
         except Exception as e:  # noqa: BLE001 - any failure of user code becomes a trap naming it

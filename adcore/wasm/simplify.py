@@ -178,16 +178,16 @@ class Simplifier:
         prim = e.prim
         if prim in PURE:  # most instructions: fold, reuse, or keep
             if prim == "index" and type(args[1]) is Lit and args[0] in self.vec_lits:
-                self.sub[e.outs[0]] = self.vec_lits[args[0]][int(args[1].val)]  # type: ignore[index, union-attr]
+                self.sub[e.outs[0]] = self.vec_lits[args[0]][int(args[1].val)]
                 return
-            key = (prim, *args)  # variables hash by identity, quickly
+            key: tuple[Any, ...] = (prim, *args)  # variables hash by identity, quickly
             for a in args:
                 if type(a) is Lit:  # every folding rule needs a literal operand
                     folded = fold(prim, args)
                     if folded is not None:
                         self.sub[e.outs[0]] = folded
                         return
-                    key = (prim, *[x if type(x) is Var else literal_key(x) for x in args])  # type: ignore[arg-type]
+                    key = (prim, *[x if type(x) is Var else literal_key(x) for x in args])
                     break
             if not self.reuse(key, e.outs[0]):
                 out.append(e if unchanged else Eqn(e.outs, prim, args, e.params))
@@ -245,7 +245,7 @@ class Simplifier:
             for be in body.eqns:
                 args = tuple(rename.get(a, a) if isinstance(a, Var) else a for a in be.args)
                 if be.prim == "accum" and args[0] in totals:
-                    totals[args[0]].append(self.atom(args[1]))  # type: ignore[index]
+                    totals[args[0]].append(self.atom(args[1]))
                     continue
                 new_outs = tuple(Var(o.ty) for o in be.outs)
                 rename.update(zip(be.outs, new_outs))
@@ -265,7 +265,7 @@ class Simplifier:
         ty = like.ty
         if not atoms:
             if not isinstance(ty, VecT):
-                return Lit(0.0, ty) if ty == Real else Lit(0, ty)  # type: ignore[arg-type]
+                return Lit(0.0, ty) if ty == Real else Lit(0, ty)  # type: ignore[arg-type]  # a leaf, not an array: a Scalar
             zero = Var(ty)
             out.append(Eqn((zero,), "zeros", (), {"ty": ty}))
             return zero
