@@ -50,7 +50,7 @@ import wasmtime
 from wasmtime import _ffi as ffi
 from wasmtime import _func as wasmtime_func
 
-from ..errors import OpaqueCallError, WasmCompileError
+from ..errors import OpaqueCallError, RangeError, WasmCompileError
 from ..lru import LRU
 
 WASMTIME_VERIFIED = (40, 50)  # first and last wasmtime-py major versions whose private parts we use
@@ -123,6 +123,11 @@ class WasmUnreachable(WasmTrap):
     pass
 
 
+class WasmRangeError(WasmTrap):
+    """A run-time check of compiled code failed (a loop's count out of range); the message is the
+    interpreter's."""
+
+
 class WasmMemoryOutOfBounds(WasmTrap):
     pass
 
@@ -168,6 +173,8 @@ def raise_host_error(function: str, exn: BaseException) -> NoReturn:
     exception the Python implementation raised."""
     if isinstance(exn, OpaqueCallError):
         raise WasmHostError(function, str(exn)) from exn.__cause__
+    if isinstance(exn, RangeError):
+        raise WasmRangeError(function, str(exn)) from None
     raise WasmHostError(function, f"host function raised {type(exn).__name__}: {exn}") from exn
 
 
@@ -468,7 +475,7 @@ class Instance:
                 if single:
                     setattr(values[0], results[0], out)
                 else:
-                    for k, (field, v) in enumerate(zip(results, out or ())):  # type: ignore[call-overload]
+                    for k, (field, v) in enumerate(zip(results, out or ())):  # type: ignore[call-overload]  # results: a sequence
                         setattr(values[k], field, v)
                 return 0
             except BaseException as e:  # noqa: BLE001 - raised again by the call that trapped
