@@ -21,10 +21,10 @@ cache (an LRU bounded in bytes: a host sets its budget).
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from . import math
-from .api import Fn, and_, eq, fn, jvp, neq, not_, opaque, or_, select, sum, to_real, vec, vjp
+from .api import Fn, and_, eq, floor_int, fn, jvp, neq, not_, opaque, or_, select, sum, to_real, vec, vjp
 from .errors import (
     AdcoreError,
     AdcoreTypeError,
@@ -38,6 +38,7 @@ from .errors import (
 from .gc_pause import cyclic_gc_paused
 from .interpreter import interp
 from .intervals import interval
+from .loops import associative, fold, reduce, scan, segment_sum
 from .lru import LRU
 from .types import Bool, Dual, Int, Real, Scalar, StructT, Tan, Vec, VecT
 from .values import binary, eager, unary
@@ -70,7 +71,7 @@ if TYPE_CHECKING:
     from .wasm.runtime import MODULES, WasmHostError, WasmOutOfMemory, WasmRangeError, WasmTimeout, WasmTrap
 
 
-def compile(f: Fn, **options: object) -> Compiled:  # noqa: A001 - the language's name
+def compile(f: Fn, **options: Any) -> Compiled:  # noqa: A001 - the language's name
     """A Python callable running `f` as WebAssembly (same values in and out as `interp`)."""
     from .wasm.compiled import Compiled
 
@@ -106,12 +107,15 @@ __all__ = [
     "WasmTimeout",
     "WasmTrap",
     "and_",
+    "associative",
     "binary",
     "compile",
     "cyclic_gc_paused",
     "eager",
     "eq",
+    "floor_int",
     "fn",
+    "fold",
     "interp",
     "interval",
     "jvp",
@@ -120,6 +124,9 @@ __all__ = [
     "not_",
     "opaque",
     "or_",
+    "reduce",
+    "scan",
+    "segment_sum",
     "select",
     "sum",
     "to_real",

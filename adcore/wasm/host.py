@@ -18,7 +18,7 @@ import numpy as np
 import wasmtime
 
 from ..convert import call_impl, from_python
-from ..errors import OpaqueCallError, RangeError, count_message
+from ..errors import RANGE_MESSAGES, OpaqueCallError, RangeError
 from ..ir import Function
 from ..types import Bool, Int, Real, Type, VecT
 from .layout import is_array, size_of, wasm_signature
@@ -26,8 +26,6 @@ from .runtime import HostFunction
 
 HOST_MODULE = "host"  # the import module name of opaque functions' host functions
 CHECK_IMPORT = "adcore:check"  # the import reporting a failed run-time check (`codegen.Plan.checks`)
-# kind of check -> its message, from (function, value, bound)
-CHECK_MESSAGES = {"count": count_message}
 
 
 def dtype_shape(t: Type) -> tuple[type, tuple[int, ...]]:
@@ -42,7 +40,7 @@ def dtype_shape(t: Type) -> tuple[type, tuple[int, ...]]:
 def _read_array(memory: wasmtime.Memory, caller: wasmtime.Caller, addr: int, t: Type) -> Any:
     dtype, shape = dtype_shape(t)
     raw = memory.read(caller, addr, addr + size_of(t))
-    values = np.frombuffer(raw, dtype=dtype).reshape(shape)
+    values: np.ndarray = np.frombuffer(raw, dtype=dtype).reshape(shape)
     elem = t
     while isinstance(elem, VecT):
         elem = elem.elem
@@ -95,7 +93,7 @@ def host_function(g: Function) -> HostFunction:
         try:
             memory = caller["memory"] if arrays_in or arrays_out else None
             leaves = [
-                _read_array(memory, caller, v, t)  # type: ignore[arg-type]
+                _read_array(memory, caller, v, t)  # type: ignore[arg-type]  # memory: set, arrays_in
                 if is_array(t)
                 else bool(v)
                 if t is Bool
@@ -107,7 +105,7 @@ def host_function(g: Function) -> HostFunction:
             pointers = iter(raw[n:])
             for t, v in zip(g.result_types, out):
                 if is_array(t):
-                    _write_array(memory, caller, next(pointers), t, v)  # type: ignore[arg-type]
+                    _write_array(memory, caller, next(pointers), t, v)  # type: ignore[arg-type]  # memory: set, arrays_out
                 else:
                     scalars.append(int(v) if t is Int or t is Bool else v)
         except Exception as e:  # noqa: BLE001 - any failure of user code becomes a trap naming it
@@ -123,7 +121,7 @@ def check_function(sites: list[tuple[str, str, int]]) -> HostFunction:
 
     def fail(site: int, value: int) -> None:
         kind, where, bound = sites[site]
-        raise RangeError(CHECK_MESSAGES[kind](where, value, bound))
+        raise RangeError(RANGE_MESSAGES[kind](where, value, bound))
 
     i32 = wasmtime.ValType.i32()
     return HostFunction(wasmtime.FuncType([i32, i32], []), fail, scalar=True)

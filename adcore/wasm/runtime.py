@@ -478,7 +478,7 @@ class Instance:
                 if single:
                     setattr(values[0], results[0], out)
                 else:
-                    for k, (field, v) in enumerate(zip(results, out or ())):  # type: ignore[call-overload]
+                    for k, (field, v) in enumerate(zip(results, out or ())):  # type: ignore[call-overload]  # results: a sequence
                         setattr(values[k], field, v)
                 return 0
             except BaseException as e:  # noqa: BLE001 - raised again by the call that trapped

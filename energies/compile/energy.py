@@ -21,6 +21,7 @@ import adcore
 from adcore import Int, Real, Vec, fn, vjp
 from adcore import math as am
 
+from ..expr import SlotReader
 from .kinds import GoalKind, KindColumn
 
 Library = dict[str, Callable[..., Any]]
@@ -41,10 +42,10 @@ def kind_function(kind: GoalKind, index: int) -> adcore.Fn:
 
     def body(*vectors: Any) -> Any:
         pairs = iter(zip(vectors[0::2], vectors[1::2]))
-        columns: list[tuple[list[Any], list[Any]]] = []
+        columns: list[tuple[SlotReader, SlotReader]] = []
         for c in kind.columns:
             ins, cs = next(pairs) if _has_tables(c) else ([], [])
-            columns.append(([ins[j] for j in range(c.width)], [cs[j] for j in range(c.n_consts)]))
+            columns.append((SlotReader(ins), SlotReader(cs)))
         return impl(*kind.arguments(columns))
 
     return fn(params, Real, body, name=f"{kind.name}_{index}")

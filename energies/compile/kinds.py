@@ -28,7 +28,7 @@ from typing import Any, Literal
 import numpy as np
 
 from ..diagram import GoalInstance, GoalTable
-from ..expr import Sig, replay, signature
+from ..expr import Sig, SlotReader, replay, signature
 from ..grouping import first_appearance, row_codes, runs
 
 Memo = dict[int, Sig]  # signatures by object id, shared while the objects are alive
@@ -140,16 +140,17 @@ class GoalKind:
         shapes = tuple((c.n_objects, c.width, c.n_consts) for c in self.columns)
         return (self.goal, self.name, self.signature, self.templated, shapes, self.n_rows)
 
-    def arguments(self, columns: Sequence[tuple[Sequence[Any], Sequence[Any]]]) -> list[Any]:
-        """The goal's arguments rebuilt from each column's (inputs, constants), traced or numeric."""
+    def arguments(self, columns: Sequence[tuple[SlotReader, SlotReader]]) -> list[Any]:
+        """The goal's arguments rebuilt inside a kind function from each column's readers of its
+        traced (inputs, constants) vectors."""
         values = [
-            replay(rep, iter(ins), iter(cs), rebuild_shape, props_of)
+            replay(rep, ins, cs, rebuild_shape, props_of)
             for rep, (ins, cs) in zip(self.representative.args[: len(columns) - self.templated], columns)
         ]
         if not self.templated:
             return values
         ins, cs = columns[-1]
-        return replay(self.representative.args[-1], iter(ins), iter(cs), rebuild_shape, props_of, values)
+        return replay(self.representative.args[-1], ins, cs, rebuild_shape, props_of, values)
 
 
 def group_goals(goals: Sequence[GoalInstance], goal: str, memo: Memo | None = None) -> list[GoalKind]:

@@ -13,10 +13,11 @@ from collections.abc import Sequence
 from functools import cache
 from typing import Any
 
-from adcore import Fn, Real, Vec, fn, select
+from adcore import Fn, Real, Vec, fn, fold, select
 from adcore import and_ as ad_and
 from energies.shapes import PathCmd
 
+from ..expr import LOOP_MIN
 from . import pmath as am
 from .fn_ops import (
     div,
@@ -32,6 +33,7 @@ from .fn_ops import (
     vsub,
 )
 from .geometry import POLYGONLIKE, RECTLIKE, Pt, Scalar, ShapeQueryError, points_of, prop
+from .loops import array_of
 from .pmath import sqrt
 
 Vec2 = Vec(2, Real)
@@ -171,12 +173,37 @@ bbox_line = fn([Vec2, Vec2, Real], BBoxType, _line_bbox, name="bbox_line")
 
 @cache
 def bbox_polygon_fn(n: int) -> Fn:
-    """Box of n points scaled by `scale` (Polygon and Polyline; Penrose ignores their stroke)."""
+    """Box of n points scaled by `scale` (Polygon and Polyline; Penrose ignores their stroke): from
+    LOOP_POINTS points on, by one loop (the same left folds of min and max as `bbox_from_points`)."""
 
     def body(points: Any, scale: Any) -> BBox:
-        return bbox_from_points([[scale * points[i][0], scale * points[i][1]] for i in range(n)])
+        if n < LOOP_POINTS:
+            return bbox_from_points([[scale * points[i][0], scale * points[i][1]] for i in range(n)])
+
+        def x(i: Any) -> Any:
+            return scale * points[i][0]
+
+        def y(i: Any) -> Any:
+            return scale * points[i][1]
+
+        def step(b: dict[str, Any], i: Any) -> dict[str, Any]:
+            xi, yi = x(i + 1), y(i + 1)
+            return {
+                "lx": am.min(b["lx"], xi),
+                "hx": am.max(b["hx"], xi),
+                "ly": am.min(b["ly"], yi),
+                "hy": am.max(b["hy"], yi),
+            }
+
+        b = fold(n - 1, {"lx": x(0), "hx": x(0), "ly": y(0), "hy": y(0)}, step)
+        return make_bbox(
+            b["hx"] - b["lx"], b["hy"] - b["ly"], [(b["lx"] + b["hx"]) * 0.5, (b["ly"] + b["hy"]) * 0.5]
+        )
 
     return fn([Vec(n, Vec2), Real], BBoxType, body, name=f"bbox_polygon{n}")
+
+
+LOOP_POINTS = LOOP_MIN  # polygons from this many points have their box computed by a loop
 
 
 # -- paths -----------------------------------------------------------------------------------------
@@ -303,10 +330,15 @@ def bbox_of(shape: Any) -> BBox:
     elif k == "Line":
         b = bbox_line(pt(p("start")), pt(p("end")), p("strokeWidth"))
     elif k in ("Polygon", "Polyline"):
-        pts = [pt(q) for q in p("points")]
-        if not pts:
-            raise ShapeQueryError(f"bbox of {k}: the shape has no points")
-        b = bbox_polygon_fn(len(pts))(pts, p("scale"))
+        points = p("points")
+        arr = array_of(points)
+        if arr is not None and arr.ty.elem == Vec2:  # a long list replayed as a loop: passed as it is
+            b = bbox_polygon_fn(len(points))(arr, p("scale"))
+        else:
+            pts = [pt(q) for q in points]
+            if not pts:
+                raise ShapeQueryError(f"bbox of {k}: the shape has no points")
+            b = bbox_polygon_fn(len(pts))(pts, p("scale"))
     elif k == "Path":
         return bbox_of_path_data(p("d"))
     elif k == "Group":

@@ -47,6 +47,7 @@ from .fn_ops import pt as _pt
 from .fn_ops import rot90 as _rot90
 from .geometry import RECTLIKE, prop
 from .geometry import unsupported_kind as _kind_error
+from .loops import array_of, written_as_loop
 
 # -- signed distances -----------------------------------------------------------------------------------
 
@@ -66,8 +67,10 @@ def signedDistanceCircle(c: Vector, r: Num, pt: Vector) -> Num:
     return vnorm(vsub(pt, c)) - r
 
 
+@written_as_loop
 def signedDistancePolygon(pts: Points, pt: Vector) -> Num:
-    return _polygons.signed_distance_polygon([_pt(p) for p in pts], _pt(pt))
+    long = array_of(pts) is not None  # a long list as one array: passed as it is
+    return _polygons.signed_distance_polygon(pts if long else [_pt(p) for p in pts], _pt(pt))
 
 
 def signedDistanceLine(start: Vector, end: Vector, pt: Vector) -> Num:

@@ -219,7 +219,7 @@ def test_struct_elements_beyond_the_count_are_zero() -> None:
         assert interp(f)([1.0, 2.0, 3.0, 4.0], k) == c([1.0, 2.0, 3.0, 4.0], k) == want
 
 
-# -- random programs run over the first k rows of a table --------------------------------------------
+# -- random programs run over the first k rows of a table ------------------------------------------
 
 ROWS = 5
 tables = st.lists(
