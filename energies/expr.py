@@ -228,6 +228,35 @@ def at_path(value: Any, path: Path) -> Any:
     return value
 
 
+def hole_places(template: Any) -> dict[int, set[int | str] | None]:
+    """Per hole column a template reads: the first steps of its holes' paths (the places of the
+    column's value it reads), or None where a hole stands for the column's whole value."""
+    places: dict[int, set[int | str] | None] = {}
+    seen: set[int] = set()
+    stack = [template]
+    while stack:
+        v = stack.pop()
+        hole = v.static if isinstance(v, Node) and v.op == "hole" else v.hole if isinstance(v, Hole) else None
+        if hole is not None:
+            column, path = hole
+            read = places.setdefault(column, set())
+            if not path:
+                places[column] = None
+            elif read is not None:
+                read.add(path[0])
+        elif isinstance(v, Node):
+            if id(v) not in seen:  # a DAG: each node once
+                seen.add(id(v))
+                stack.extend(v.args)
+        elif isinstance(v, (list, tuple)):
+            stack.extend(v)
+        elif isinstance(v, dict):
+            stack.extend(v.values())
+        elif isinstance(getattr(v, "props", None), dict):
+            stack.extend(v.props.values())
+    return places
+
+
 def depends_on_unknowns(value: Any) -> bool:
     stack = [value]
     while stack:

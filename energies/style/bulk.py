@@ -39,7 +39,7 @@ import numpy as np
 
 from energies.compile.kinds import props_of
 from energies.diagram import Column, GoalTable, HoleShape, ShapeInstance, Where
-from energies.expr import Node, at_path, hole_node, signature
+from energies.expr import Node, at_path, hole_node, hole_places, signature
 from energies.grouping import row_codes, runs
 from energies.lang import style_ast as S
 from energies.lang.errors import DiagramError
@@ -346,10 +346,15 @@ def _record(
 ) -> None:
     text = _MatchText(holes.keys, holes.objects, holes.index)
     n_goals = len(parts[0][1].goals)
+    narrowed: dict[tuple[int, frozenset[int | str] | None], list[tuple[Any, ...]]] = {}
     for g in range(n_goals):
         for rows, template in parts:
             form, args, pos = template.goals[g]
-            table_columns = [Column(values[c], holes.index[c][rows]) for c in range(len(holes.keys))]
+            places = hole_places(args)
+            table_columns = [
+                Column(_narrowed(values[c], places.get(c, set()), c, narrowed), holes.index[c][rows])
+                for c in range(len(holes.keys))
+            ]
             table_columns.append(Column.shared(args, len(rows)))
             ev.goals.add_table(
                 GoalTable(
@@ -367,6 +372,25 @@ def _record(
         for below, above in template.layers:
             for lo, hi in zip(_names(below, values, holes, rows), _names(above, values, holes, rows)):
                 ev.layers.append(Layer(below=lo, above=hi))
+
+
+def _narrowed(
+    values: list[tuple[Any, ...]],
+    places: set[int | str] | None,
+    column: int,
+    memo: dict[tuple[int, frozenset[int | str] | None], list[tuple[Any, ...]]],
+) -> list[tuple[Any, ...]]:
+    """A column's values as one statement reads them: the places it does not read are None, so
+    that its goals' tables carry only the unknowns and numbers the statement uses (the block's
+    other statements read other paths of the same objects; culling clusters objects by what the
+    goal reads). Shared by the statements reading the same places."""
+    if places is None or not all(isinstance(k, int) for k in places):
+        return values  # the whole value, or places that are not a tuple's positions
+    key = (column, frozenset(places))
+    found = memo.get(key)
+    if found is None:
+        found = memo[key] = [tuple(v if k in places else None for k, v in enumerate(t)) for t in values]
+    return found
 
 
 def _names(shape: ShapeInstance, values: list[list[Any]], holes: _Holes, rows: np.ndarray) -> list[str]:
