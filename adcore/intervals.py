@@ -169,8 +169,8 @@ class IntervalState:
         self.depth: dict[Var, int] = {}  # accumulator -> len(trips) inside its loop
 
     def get(self, a: Atom) -> Value:
-        if a.__class__ is Var:
-            return self.env[a]  # type: ignore[index]
+        if type(a) is Var:
+            return self.env[a]
         return (a, a) if a.ty is Real else a
 
     def fail(self, what: str) -> AdcoreError:
@@ -187,10 +187,11 @@ class IntervalState:
                 self.accum(e)
                 continue
             xs = [self.get(a) for a in e.args]
+            exact = [x for x in xs if not isinstance(x, tuple)]
             if prim == "call":
                 outs = self.apply(e.params["fn"], xs)
-            elif not any(isinstance(x, tuple) for x in xs):  # exact Int/Bool work, i2f, zeros: as it is
-                outs = [(o, o) if is_real_leaf(o.ty) else o for o in b.emit(prim, xs, **e.params)]
+            elif len(exact) == len(xs):  # exact Int/Bool work, i2f, zeros: as it is
+                outs = [(o, o) if is_real_leaf(o.ty) else o for o in b.emit(prim, exact, **e.params)]
             else:
                 rule = RULES.get(prim)
                 if rule is None:
@@ -396,7 +397,7 @@ def join(b: Builder, x: tuple[Atom, Atom], y: tuple[Atom, Atom]) -> tuple[Atom, 
 
 
 def _finite_lit(a: Atom) -> bool:
-    return a.__class__ is Lit and math.isfinite(a.val)  # type: ignore[union-attr]
+    return type(a) is Lit and math.isfinite(a.val)
 
 
 def _power_of_two(c: float) -> bool:
@@ -511,7 +512,7 @@ def _sqrt(s: IntervalState, e: Eqn, xs: list[Value]) -> list[Value]:
 def _copysign(s: IntervalState, e: Eqn, xs: list[Value]) -> list[Value]:
     """|x| with the sign of y: a y range holding 0 may hold -0, so both signs."""
     b = s.b
-    ((mag_lo, mag_hi),) = _abs(s, e, xs[:1])
+    mag_lo, mag_hi = pair(_abs(s, e, xs[:1])[0])
     ylo, yhi = pair(xs[1])
     positive, negative = b.emit1("gt", ylo, ZERO), b.emit1("lt", yhi, ZERO)
     lo = b.emit1("select", positive, mag_lo, b.emit1("neg", mag_hi))
@@ -588,11 +589,11 @@ def _select(s: IntervalState, e: Eqn, xs: list[Value]) -> list[Value]:
             return _minmax(s, Eqn(e.outs, _SWAP[_MIN_MAX[cond.prim]], e.args[1:]), [a, other])
     certain, possible = c
     either = join(b, x, y)
-    return [
-        tuple(  # type: ignore[misc]
-            b.emit1("select", certain, x[k], b.emit1("select", possible, either[k], y[k])) for k in (0, 1)
-        )
-    ]
+
+    def bound(k: int) -> Atom:
+        return b.emit1("select", certain, x[k], b.emit1("select", possible, either[k], y[k]))
+
+    return [(bound(0), bound(1))]
 
 
 def _vec(s: IntervalState, e: Eqn, xs: list[Value]) -> list[Value]:

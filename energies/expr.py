@@ -273,7 +273,7 @@ def depends_on_unknowns(value: Any) -> bool:
 # -- signatures ---------------------------------------------------------------------------------------
 
 Sig = tuple[int, tuple[int, ...], tuple[float, ...]]  # (signature id, input slots, constants)
-PropsOf = Callable[[Any], Sequence[tuple[str, Any]] | None]
+PropsOf = Callable[[Any], tuple[str, Sequence[tuple[str, Any]]] | None]  # a shape's (kind, its props)
 
 
 def _no_shapes(value: Any) -> None:
@@ -350,7 +350,7 @@ class _Canonical:
             entry: tuple[Any, ...] = ("input", slot)
         else:
             static = id(node.static) if node.op == "call" else node.static
-            parts = []
+            parts: list[Any] = []
             for a in node.args:  # `value` inlined for the usual operands: this walk is hot
                 cls = a.__class__
                 if cls is Node:
@@ -522,7 +522,7 @@ class _Replay:
             return dataclasses.replace(v, **{n: self.value(f) for n, f in zip(names, fields)})  # type: ignore[type-var]
         raise TypeError(f"cannot replay a value of type {type(v).__name__}")
 
-    def plain_pattern(self, v: Sequence[Any]) -> tuple[bool, ...] | None:
+    def plain_pattern(self, v: Sequence[Any]) -> tuple[bool | None, ...] | None:
         """For a list whose every element is a plain slot (True: an unknown read for the first
         time, False: a number), or a list of them in one pattern: that pattern (one entry for scalar
         elements, marked by a leading None); else None."""
@@ -553,7 +553,7 @@ class _Replay:
             elif kinds != pattern:
                 return None
         assert pattern is not None
-        return (None, *pattern) if scalar else tuple(pattern)  # type: ignore[return-value]
+        return (None, *pattern) if scalar else tuple(pattern)
 
     def loop_list(self, v: Sequence[Any], pattern: tuple[Any, ...]) -> LoopList:
         """The list of plain slots v as a LoopList: its slots are read (positions taken, unknowns
@@ -693,5 +693,5 @@ def evaluate(value: Any, x: np.ndarray, memo: dict[int, Any] | None = None) -> A
         and depends_on_unknowns(_fields(value)[1])
     ):
         names, fields = _fields(value)
-        return dataclasses.replace(value, **{n: evaluate(f, x, memo) for n, f in zip(names, fields)})  # type: ignore[type-var]
+        return dataclasses.replace(value, **{n: evaluate(f, x, memo) for n, f in zip(names, fields)})
     return value

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .diagram import GoalInstance, GoalTable
-from .optimize.optimizer import OptimizeResult
+from .optimize.optimizer import GoalReports, OptimizeResult
 
 if TYPE_CHECKING:  # energies.compile builds its stages with fixed_constraints
     from .compile.kinds import GoalKind
@@ -42,7 +42,11 @@ def infeasible_warnings(problem: Any, result: OptimizeResult) -> list[str]:
     if not result.infeasible:
         return []
     reads = _reads_unknowns(problem.kinds, len(problem.constraint_names))
-    values = result.goals.values[1]
+    goals = result.goals
+    if isinstance(goals, GoalReports):
+        values: Any = goals.values[1]  # an array, or the reports' values
+    else:
+        values = [g.value for g in goals if g.kind == "constraint"]
     # One message per Style line: a block's constraint fails alike in each of its matches.
     groups: dict[tuple[Any, ...], list[tuple[GoalInstance, float]]] = {}
     for i in result.infeasible:

@@ -635,7 +635,8 @@ class FastFunc:
         self._rearm = inst.time_limit is not None
         self._single_f64 = self.result_fields == ["f64"] and set(self.param_fields) <= {"f64"}
 
-    def __call__(self, *args: float | int) -> object:
+    def __call__(self, *args: float | int) -> Any:
+        """The export's one result (a number), None, or a list of its results."""
         if len(args) != len(self.param_fields):
             raise TypeError(f"{self.name}() takes {len(self.param_fields)} arguments, got {len(args)}")
         slots = self._slots

@@ -385,21 +385,20 @@ class CompiledBounds:
 
     def __call__(self, boxes: list[ColumnBoxes], ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         c = self.compiled
-        inputs, outputs = c.inputs, c.outputs  # (the lists are rebuilt in place if the code tiers up)
         if self._boxes is not boxes:  # a new box: its node tables, written once for all its calls
             for k, b in enumerate(boxes):
                 n = len(b.lo_in)
-                for view, array in zip(inputs[5 * k : 5 * k + 4], (b.lo_in, b.hi_in, b.lo_c, b.hi_c)):
-                    view[:n] = array
+                for j, array in enumerate((b.lo_in, b.hi_in, b.lo_c, b.hi_c)):
+                    c.input(5 * k + j)[:n] = array
             self._boxes = boxes
         lo_out, hi_out = np.empty(len(ids)), np.empty(len(ids))
         for s in range(0, len(ids), BATCH):
             part = ids[s : s + BATCH]
             for k in range(len(boxes)):
-                inputs[5 * k + 4][: len(part)] = part[:, k]
+                c.input(5 * k + 4)[: len(part)] = part[:, k]
             c.call_raw(len(part))
-            lo_out[s : s + len(part)] = outputs[0][: len(part)]
-            hi_out[s : s + len(part)] = outputs[1][: len(part)]
+            lo_out[s : s + len(part)] = c.output(0)[: len(part)]
+            hi_out[s : s + len(part)] = c.output(1)[: len(part)]
         return lo_out, hi_out
 
 

@@ -80,7 +80,11 @@ def _row_arguments(x: Any, kind: GoalKind, tables: Sequence[Any], r: Any) -> lis
     out: list[Any] = []
     for c, obj, slots, consts in zip(_used(kind), tables[0::3], tables[1::3], tables[2::3]):
         o = obj[r]
-        out += [adcore.vec(c.width, Real, lambda j, slots=slots, o=o: x[slots[o][j]]), consts[o]]
+
+        def gather(j: Any, slots: Any = slots, o: Any = o) -> Any:
+            return x[slots[o][j]]
+
+        out += [adcore.vec(c.width, Real, gather), consts[o]]
     return out
 
 
@@ -101,14 +105,13 @@ def energy_function(kinds: Sequence[GoalKind], kind_fns: Sequence[adcore.Fn], n:
         for k, (kind, kf) in enumerate(zip(kinds, kind_fns)):
             own = tables[starts[k] : starts[k + 1]]
             columns, rows, count = own[:-2], own[-2], own[-1]
-            vals = adcore.vec(
-                kind.n_rows,
-                Real,
-                lambda i, kind=kind, kf=kf, columns=columns, rows=rows: kf(
-                    *_row_arguments(x, kind, columns, rows[i])
-                ),
-                count=count,
-            )
+
+            def value(
+                i: Any, kind: GoalKind = kind, kf: Any = kf, cols: Any = columns, rows: Any = rows
+            ) -> Any:
+                return kf(*_row_arguments(x, kind, cols, rows[i]))
+
+            vals = adcore.vec(kind.n_rows, Real, value, count=count)
             values[f"k{k}"] = vals
 
             def term(i: Any, kind: GoalKind = kind, vals: Any = vals) -> Any:
@@ -128,11 +131,14 @@ def energy_function(kinds: Sequence[GoalKind], kind_fns: Sequence[adcore.Fn], n:
 def value_and_grad(energy: adcore.Fn) -> adcore.Fn:
     """energy, its gradient with respect to x, and the goal values."""
     n = energy.params[0]
+    assert isinstance(energy.ret, adcore.StructT)  # energy_function's {"energy", "values"}
     values_type = dict(energy.ret.fields)["values"]
+    assert isinstance(values_type, adcore.StructT)
+    lengths = {k: t.n for k, t in values_type.fields if isinstance(t, adcore.VecT)}
 
     def body(*ps: Any) -> dict[str, Any]:
         r = vjp(energy, wrt=[0])(*ps)
-        no_cotangent = {k: adcore.vec(t.n, Real, lambda i: 0.0) for k, t in values_type.fields}
+        no_cotangent = {k: adcore.vec(m, Real, lambda i: 0.0) for k, m in lengths.items()}
         grad = r.grad({"energy": 1.0, "values": no_cotangent})[0]
         return {"energy": r.ret["energy"], "grad": grad, "values": r.ret["values"]}
 

@@ -152,13 +152,12 @@ class CompiledProblem:
     def _write_tables(self, c: Compiled) -> None:
         for k, kind in enumerate(self.kinds):
             start = self.FIRST_TABLE + self.table_starts[k]
-            for view, array in zip(c.inputs[start:], table_arrays(kind)):
-                view[...] = array
+            for j, array in enumerate(table_arrays(kind)):
+                c.input(start + j)[...] = array
 
     def _list_rows(self, c: Compiled, k: int, rows: np.ndarray) -> int:
         """Make kind k's row list `rows` (ascending); returns its count."""
-        view = c.inputs[self.FIRST_TABLE + self.table_starts[k + 1] - 2]
-        view[: len(rows)] = rows
+        c.input(self.FIRST_TABLE + self.table_starts[k + 1] - 2)[: len(rows)] = rows
         return len(rows)
 
     def _list_all(self, c: Compiled) -> list[int]:
@@ -224,9 +223,9 @@ class CompiledProblem:
     def energy_and_grad(self, x: np.ndarray, stage: int, weight: float) -> tuple[float, np.ndarray]:
         culled = self._activate(stage, x)
         start = time.perf_counter()
-        self.vg.inputs[0][...] = x
+        self.vg.input(0)[...] = x
         energy = self.vg.call_raw(weight, *self.culled, *self.counts)
-        grad = self.vg.outputs[1].copy()
+        grad = self.vg.output(1).copy()
         if self.culler is not None:
             self.culler.observe(x, time.perf_counter() - start, culled)
         self.evaluations += 1
@@ -235,13 +234,13 @@ class CompiledProblem:
     def raw_goal_values(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Every goal's value at x: one evaluation of the energy, which also writes them out."""
         counts = self._list_all(self.vg)
-        self.vg.inputs[0][...] = x
+        self.vg.input(0)[...] = x
         self.vg.call_raw(0.0, 0.0, 0.0, *counts)
         objectives = np.zeros(len(self.objectives))
         constraints = np.zeros(len(self.constraints))
         for k, kind in enumerate(self.kinds):
             target = objectives if kind.goal == "objective" else constraints
-            target[kind.goals] = self.vg.outputs[2 + k]
+            target[kind.goals] = self.vg.output(2 + k)
         return objectives, constraints
 
     def goal_values(self, x: np.ndarray) -> GoalValues:
@@ -259,14 +258,14 @@ class CompiledProblem:
         c = Compiled(self.functions.goal_gradients, time_limit=self.time_limit, tier="baseline")
         self._write_tables(c)
         counts = self._list_all(c)
-        c.inputs[0][...] = x
+        c.input(0)[...] = x
         c.call_raw(0.0, 0.0, 0.0, *counts)
         jac = {
             "objective": np.zeros((len(self.objectives), self.n_inputs)),
             "constraint": np.zeros((len(self.constraints), self.n_inputs)),
         }
         for k, kind in enumerate(self.kinds):
-            grads = c.outputs[k]
+            grads = c.output(k)
             target = jac[kind.goal]
             rows_in = kind.rows_in
             for row, goal in enumerate(kind.goals):

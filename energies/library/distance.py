@@ -53,8 +53,8 @@ def distance_circles(c1: Pt, r1: Scalar, c2: Pt, r2: Scalar) -> Scalar:
 def _rects_distance(v: Any) -> Scalar:
     """The signed distance between the boxes spanned by (v0, v1)-(v2, v3) and (v4, v5)-(v6, v7),
     two opposite corners each: the origin to their Minkowski difference."""
-    rect1 = [None, [v[0], v[1]], None, [v[2], v[3]]]  # rectangle_difference reads tl and br only
-    rect2 = [None, [v[4], v[5]], None, [v[6], v[7]]]
+    rect1: list[Any] = [None, [v[0], v[1]], None, [v[2], v[3]]]  # rectangle_difference reads tl and br only
+    rect2: list[Any] = [None, [v[4], v[5]], None, [v[6], v[7]]]
     bl, tr = rectangle_difference(rect1, rect2, 0.0)
     return rectangle_signed_distance(bl, tr)
 

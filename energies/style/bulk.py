@@ -146,7 +146,7 @@ def _real_value(ev: Evaluator, ref: ObjectRef) -> Any:
         raise _RealError(e) from None
 
 
-class _GeometricProps(dict):  # type: ignore[type-arg]
+class _GeometricProps(dict[str, Any]):
     """A hole shape's properties: the library may read its geometric ones (others differ from
     match to match without changing the structure bulk evaluation groups matches by)."""
 

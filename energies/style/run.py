@@ -38,6 +38,7 @@ from energies.style.evaluate import Evaluator
 from energies.style.goals import on_canvas_goals
 from energies.style.graph import draws_numbers, evaluate_all, shape_order
 from energies.style.library_bridge import Library
+from energies.style.penrose_order import PenroseMap
 from energies.style.shapes import sample_defaults
 
 
@@ -53,7 +54,7 @@ def layout_stages(prog: S.StyleProg, rep: Reporter) -> list[str]:
 
 
 def canvas_size(assignment: Assignment, rep: Reporter) -> tuple[float, float]:
-    fields = assignment.namespaces.get("canvas", {})
+    fields = assignment.namespaces.get("canvas") or PenroseMap()
     size = []
     for attr in ("width", "height"):
         source = fields.get(attr)
