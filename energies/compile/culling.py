@@ -414,7 +414,12 @@ class Culler:
     already exceeds `WORTH` of a full evaluation, else when the measured cost of culled evaluations
     does (large steps early in a layout: every point leaves its box). The energy then runs whole
     for `BACKOFF` evaluations, `BACKOFF_GROWTH` times longer each time, and culling is tried again.
-    Each layout stage has other goals and so other costs: a new stage starts the policy afresh.
+    A point outside the box is evaluated whole once before the box moves (`strays`; the caller,
+    energies.compile.problem, keeps the box): a line search's long trial step, followed by shorter
+    ones, would otherwise sort a box that lasts one evaluation.
+    Each layout stage has other goals, unknowns and steps, so other costs: a new stage starts the
+    policy afresh, its steps too (the last steps of a converged stage are far shorter than the
+    first of the next, whose boxes they would size).
     """
 
     def __init__(
@@ -441,6 +446,7 @@ class Culler:
         self.step: float | None = None  # typical largest change of an unknown between evaluations
         self.moves: list[float] = []  # the last MOVES such changes
         self.last: np.ndarray | None = None
+        self.strays = 0  # points outside the box in a row (set by the caller)
         self.off_until = FULL_FIRST  # evaluations before which the energy runs whole
         self.backoff = BACKOFF
         self.evaluations = 0
@@ -474,6 +480,7 @@ class Culler:
         self.off_until = self.evaluations + FULL_FIRST
         self.backoff = BACKOFF
         self.center = None
+        self.step, self.moves, self.strays = None, [], 0
 
     def wants(self) -> bool:
         """Whether the next evaluation should be culled."""

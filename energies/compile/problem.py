@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -21,6 +21,7 @@ from ..diagram import Diagram
 from ..infeasible import fixed_constraints
 from ..limits import check_deadline
 from ..optimize.optimizer import GoalValues, StageSpec
+from ..optimize.structure import stage_carry
 from .culling import Culler, cullable
 from .energy import (
     energy_function,
@@ -129,14 +130,17 @@ class CompiledProblem:
         self.time_limit = time_limit
         self._write_tables(self.vg)
         self.wasm_seconds = time.perf_counter() - t1
-        self.stages = [self._stage(name) for name in diagram.stages]
+        carry = stage_carry(diagram)  # keeps a large structured diagram's objects together
+        self.stages = [replace(self._stage(name), carry=carry) for name in diagram.stages]
         self._active_stage: int | None = None
-        # the rows each kind lists: the current stage's, less those culled around the current point
-        self.lists: list[np.ndarray] = []
+        # the rows each kind lists: the current stage's (`_whole`), or those left in at the culler's
+        # box (`_box`: the lists and (c_obj, c_pen), what the goals left out contribute)
+        self._whole: list[np.ndarray] = []
+        self._box: tuple[list[np.ndarray], tuple[float, float]] | None = None
+        self.lists: list[np.ndarray] = []  # what the energy's memory holds: one of the two
         self.counts = [0] * len(self.kinds)
-        self._listed = False  # whether `lists` are what the energy's memory holds
-        self._culling = False  # whether `lists` leave culled goals out
-        self.culled = (0.0, 0.0)  # (c_obj, c_pen): what the goals left out contribute
+        self._listed = False  # whether `lists` are in the energy's memory
+        self.culled = (0.0, 0.0)
         self.culler = (
             Culler(self.kinds, found.kind_fns, found.bounds_fns, time_limit)
             if culling and found.kind_fns is not None and any(map(cullable, self.kinds))
@@ -189,30 +193,35 @@ class CompiledProblem:
         ]
 
     def _activate(self, s: int, x: np.ndarray) -> bool:
-        """List the rows of stage s, less those culled at x when culling pays (`culling.Culler`),
-        moving the box to x if x left it. Returns whether goals are culled."""
+        """List the rows of stage s, less those culled at x when culling pays (`culling.Culler`).
+        Returns whether goals are culled. A point outside the box is evaluated whole the first time
+        and the box kept (a line search's long trial step is followed by shorter ones, back inside);
+        the second point outside in a row moves the box there."""
         culler = self.culler
-        cull = culler is not None and culler.wants()
-        if self._active_stage != s or (self._culling and not cull):
-            self.lists = [np.flatnonzero(mask) for mask in self._in_stage(s)]
-            self.culled = (0.0, 0.0)
-            if culler is not None and self._active_stage != s:
+        if self._active_stage != s:
+            self._whole = [np.flatnonzero(mask) for mask in self._in_stage(s)]
+            self._box, self._active_stage = None, s
+            if culler is not None:
                 culler.new_stage()
-                cull = culler.wants()
-            self._active_stage, self._culling, self._listed = s, False, False
-        if cull and not (self._culling and culler.inside(x)):  # type: ignore[union-attr]
-            sorted_ = culler.derive(x, s, self.stages[s].varying, self._in_stage(s))  # type: ignore[union-attr]
-            c_obj = c_pen = 0.0
+        cull = culler is not None and culler.wants()
+        if culler is None or not cull:
+            self._box = None  # culling is off: its box is gone with it
+        elif culler.inside(x):
+            culler.strays = 0
+        elif self._box is not None and culler.strays == 0:
+            culler.strays, cull = 1, False
+        else:
+            sorted_ = culler.derive(x, s, self.stages[s].varying, self._in_stage(s))
+            lists, constants = list(self._whole), {"objective": 0.0, "constraint": 0.0}
             for k, part in sorted_.items():
-                self.lists[k] = part.rows
-                if self.kinds[k].goal == "objective":
-                    c_obj += part.constant
-                else:
-                    c_pen += part.constant
-            self.culled, self._culling, self._listed = (c_obj, c_pen), True, False
-        if not self._listed:
+                lists[k] = part.rows
+                constants[self.kinds[k].goal] += part.constant
+            self._box, culler.strays = (lists, (constants["objective"], constants["constraint"])), 0
+        lists, culled = self._box if cull and self._box is not None else (self._whole, (0.0, 0.0))
+        if lists is not self.lists or not self._listed:
+            self.lists, self.culled = lists, culled
             self._write_lists()
-        return self._culling
+        return cull
 
     @property
     def tier(self) -> str:

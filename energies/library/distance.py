@@ -11,8 +11,6 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
-from adcore import Real, Vec, fn
-
 from . import pmath as am
 from .bbox import bbox_of, bbox_pts, corners_extent, rectlike_corners
 from .ellipses import overlapping_polygon_points_ellipse
@@ -23,7 +21,7 @@ from .fn_ops import (
     vsub,
 )
 from .geometry import Pt, Scalar, is_polygonlike, is_rectlike, points_of, prop
-from .lipschitz import lipschitz_rule, planar_move
+from .lipschitz import lipschitz_fn, planar_move
 from .polygons import (
     convex_partitions,
     overlapping_polygon_points,
@@ -68,8 +66,7 @@ def _rects_moves(half: Sequence[Scalar]) -> Scalar:
     return first + second
 
 
-RECTS_DISTANCE = fn([Vec(8, Real)], Real, _rects_distance, name="rectsDistance")
-RECTS_DISTANCE.interval = lipschitz_rule(RECTS_DISTANCE, 8, _rects_moves)
+RECTS_DISTANCE = lipschitz_fn("rectsDistance", 8, _rects_distance, _rects_moves)
 
 
 def distance_rects(rect1: Sequence[Pt], rect2: Sequence[Pt]) -> Scalar:

@@ -13,7 +13,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from adcore import Real, Vec, and_, fn, fold, not_, or_, select
+from adcore import and_, fold, not_, or_, select
 
 from . import pmath as am
 from .fn_ops import (
@@ -34,7 +34,7 @@ from .fn_ops import (
     vsub,
 )
 from .geometry import Pt, Scalar
-from .lipschitz import lipschitz_rule, planar_move
+from .lipschitz import lipschitz_fn, planar_move
 from .loops import array_of, element
 from .pmath import sqrt
 
@@ -270,10 +270,13 @@ def _rect_line_moves(half: Sequence[Scalar]) -> Scalar:
     return rect + segment
 
 
-RECT_LINE_DIST = fn(
-    [Vec(8, Real)], Real, lambda v: _rect_line_dist(*[v[i] for i in range(8)]), name="rectLineDist"
+RECT_LINE_DIST = lipschitz_fn(
+    "rectLineDist",
+    8,
+    lambda v: _rect_line_dist(*[v[i] for i in range(8)]),
+    _rect_line_moves,
+    extra_slack=2.0 * SHORTEST,
 )
-RECT_LINE_DIST.interval = lipschitz_rule(RECT_LINE_DIST, 8, _rect_line_moves, extra_slack=2.0 * SHORTEST)
 
 
 def rect_line_dist(

@@ -155,6 +155,10 @@ class StageSpec:
     # bool, one per constraint: reads no input varying in this stage, so no round can change it
     # (energies.compile knows from its tables; None: unknown, every constraint may move)
     fixed: np.ndarray | None = None
+    # applied to x as the stage begins, after an earlier one: carry(x when the previous stage began,
+    # x, the previous stage's varying, this stage's varying) moves inputs in place
+    # (energies.optimize.structure.stage_carry); None: x as the previous stage left it
+    carry: Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], None] | None = None
 
 
 @dataclass(frozen=True)
@@ -510,7 +514,11 @@ def optimize(
     )
     stage_reports: list[StageReport] = []
     _single_threaded_blas()
-    for s in range(len(problem.stages)):
+    began = x.copy()
+    for s, stage in enumerate(problem.stages):
+        if s > 0 and stage.carry is not None:
+            stage.carry(began, x, problem.stages[s - 1].varying, stage.varying)
+        began = x.copy()
         stage_reports.append(_run_stage(problem, x, s, budget))
         if stage_reports[-1].status not in ("EPConverged", *_STAGE_CUTS):
             break

@@ -20,6 +20,7 @@ keeps the variation's value.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import numpy as np
 from scipy.sparse import coo_matrix
@@ -56,16 +57,25 @@ def position_slots(diagram: Diagram) -> dict[str, list[tuple[int, int]]]:
     return out
 
 
+def _related(diagram: Diagram) -> tuple[dict[str, list[tuple[int, int]]], list[tuple[int, int]]] | None:
+    """The objects' position slots and the relations between them (indices into the sorted names),
+    or None when fewer than MIN_OBJECTS positioned objects are related."""
+    slots = position_slots(diagram)
+    index = {n: k for k, n in enumerate(sorted(slots))}
+    edges = [(index[a], index[b]) for a, b in diagram.relations if a in index and b in index]
+    related = {k for e in edges for k in e}
+    return (slots, edges) if len(related) >= MIN_OBJECTS else None
+
+
 def structure_start(diagram: Diagram, x0: np.ndarray, rng: SeedRandom) -> np.ndarray | None:
     """The variation's start with the objects' shapes placed by the Substance's structure, or None
     when the diagram has fewer than MIN_OBJECTS positioned objects that statements relate."""
-    slots = position_slots(diagram)
+    found = _related(diagram)
+    if found is None:
+        return None
+    slots, edges = found
     names = sorted(slots)
     index = {n: k for k, n in enumerate(names)}
-    edges = [(index[a], index[b]) for a, b in diagram.relations if a in index and b in index]
-    related = {k for e in edges for k in e}
-    if len(related) < MIN_OBJECTS:
-        return None
     places = embed(len(names), edges, rng)
     places = fit_canvas(places, diagram.canvas)
     x = np.array(x0, dtype=np.float64)
@@ -145,3 +155,29 @@ def fit_canvas(z: np.ndarray, canvas: tuple[float, float]) -> np.ndarray:
     scale = FILL * min(width / max(extent[0], 1e-12), height / max(extent[1], 1e-12))
     z = (z - (z.max(axis=0) + z.min(axis=0)) / 2) * scale
     return z
+
+
+Carry = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], None]
+
+
+def stage_carry(diagram: Diagram) -> Carry | None:
+    """For a diagram structure starts apply to: what keeps an object's shapes together across layout
+    stages (`StageSpec.carry`). A stage that moves some of an object's shapes (the graph Style's
+    `dots`) leaves the others exactly where they began (its `text`: no goal of the stage reads them),
+    however far the object went; when a later stage varies those, they first move by the mean
+    displacement of the object's shapes that moved, so they begin beside their object as the start
+    placed them, not where it was. None for other diagrams: their stages run as Penrose's do."""
+    found = _related(diagram)
+    if found is None:
+        return None
+    groups = [np.array(pairs) for pairs in found[0].values() if len(pairs) >= 2]
+
+    def carry(began: np.ndarray, x: np.ndarray, moved: np.ndarray, moving: np.ndarray) -> None:
+        for pairs in groups:  # (shapes, 2): each shape's (x, y) slots
+            stayed = (x[pairs] == began[pairs]).all(axis=1)
+            did = moved[pairs].all(axis=1) & ~stayed
+            will = moving[pairs].all(axis=1) & stayed
+            if did.any() and will.any():
+                x[pairs[will]] += (x[pairs[did]] - began[pairs[did]]).mean(axis=0)
+
+    return carry

@@ -66,8 +66,8 @@ def test_culled_energy_and_gradient_equal_the_full_ones_in_and_out_of_the_box(se
     listed = lambda name: next(n for k, n in zip(culled.kinds, culled.counts) if k.name == name)  # noqa: E731
     for weight in (1.0, 1e3):
         e, g = culled.energy_and_grad(x, 0, weight)
-        if weight > 1.0:  # (the box has grown with the jumps below)
-            assert c.inside(x)
+        if weight > 1.0:  # (the box is where the jumps below took it)
+            assert e == pytest.approx(full.energy_and_grad(x, 0, weight)[0], rel=1e-12, abs=1e-9)
             continue
         assert c.inside(x) and listed("notTooClose") == pairs  # constant nowhere: all left in
         # disjoint: only pairs that may overlap somewhere in the box (centers moving by the radius
@@ -91,14 +91,16 @@ def test_culled_energy_and_gradient_equal_the_full_ones_in_and_out_of_the_box(se
     assert c.boxes >= 3
 
 
-def test_culled_goals_are_left_out_and_their_constants_added() -> None:
+def test_culled_goals_are_left_out_and_their_constants_added(monkeypatch: pytest.MonkeyPatch) -> None:
     """Far-apart circles on a box of radius 1: every disjoint penalty is 0 but that of the two
     circles on top of each other, and what is left out adds 0."""
     d = circles(60, 0, spread=3000.0)
     culled = CompiledProblem(d, cache=None, culling=True)
-    forced(culled).step = 1 / culling.LIFE  # the box's radius: 1
+    forced(culled)
     x = np.array(d.unknowns.x0)
     x[2:4] = x[0:2]  # circles 0 and 1 on top of each other
+    # the first box's radius (no step seen yet): LIFE * FIRST_RADIUS * the unknowns' spread = 1
+    monkeypatch.setattr(culling, "FIRST_RADIUS", 1 / (culling.LIFE * float(np.ptp(x))))
     e, _ = culled.energy_and_grad(x, 0, 1.0)
     assert [n for k, n in zip(culled.kinds, culled.counts) if k.name == "disjoint"] == [1]  # (0, 1)
     assert culled.culled == (0.0, 0.0)
@@ -204,3 +206,22 @@ def test_registry_trios_cull_exactly(monkeypatch: pytest.MonkeyPatch, key: str) 
             assert e == pytest.approx(e_full, rel=1e-12, abs=1e-9)
             scale = max(1.0, np.abs(g_full).max())
             np.testing.assert_allclose(g[moving], g_full[moving], rtol=1e-12, atol=1e-12 * scale)
+
+
+def test_one_point_outside_the_box_runs_whole_and_keeps_the_box() -> None:
+    """A line search's long trial step: evaluated whole, the box kept for the shorter steps back
+    inside it; a second point outside in a row moves the box."""
+    d = circles(120, 1, spread=300.0)
+    culled, full = CompiledProblem(d, cache=None, culling=True), CompiledProblem(d, cache=None, culling=False)
+    c = forced(culled)
+    x = np.array(d.unknowns.x0)
+    culled.energy_and_grad(x, 0, 1.0)
+    boxes, whole = c.boxes, [len(rows) for rows in culled._whole]
+    far = x + 10 * c.radius
+    for p, box_moves in ((far, False), (x, False), (far, False), (far + 10 * c.radius, True)):
+        e, g = culled.energy_and_grad(p, 0, 1.0)
+        assert e == pytest.approx(full.energy_and_grad(p, 0, 1.0)[0], rel=1e-12)
+        np.testing.assert_allclose(g, full.energy_and_grad(p, 0, 1.0)[1], rtol=1e-12, atol=1e-9)
+        outside_first = not box_moves and not c.inside(p)
+        assert (culled.counts == whole) == outside_first  # run whole exactly when first outside
+        assert c.boxes == boxes + box_moves

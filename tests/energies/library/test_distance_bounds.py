@@ -125,3 +125,67 @@ def test_rects_distance_is_the_boxes_signed_distance_and_its_rule_encloses_it() 
         for _ in range(30):
             x = [c + h * rng.uniform(-1, 1) for c, h in zip(a + b, radius)]
             assert r["lo"] <= f(x) <= r["hi"]
+
+
+def test_far_apart_clusters_of_boxes_are_proved_apart() -> None:
+    """Two clusters 400 px wide, 300 px apart in y: the Lipschitz bound alone (centre value less
+    the moves, 600 px) cannot prove them apart; with the formula's interval the rule does."""
+    g = adcore.compile(interval(fn([Vec(8, Real)], Real, lambda v: RECTS_DISTANCE(v))))
+    f = adcore.compile(RECTS_DISTANCE)
+    rng = np.random.default_rng(6)
+    # boxes 40 x 14 whose top-left corners range over 400 x 400 squares, 300 px apart vertically
+    a_lo, b_lo = np.array([0.0, 0.0]), np.array([0.0, 714.0])
+    box = []
+    for lo in (a_lo, b_lo):
+        box += [{"lo": lo[0], "hi": lo[0] + 400}, {"lo": lo[1] + 14, "hi": lo[1] + 414}]
+        box += [{"lo": lo[0] + 40, "hi": lo[0] + 440}, {"lo": lo[1], "hi": lo[1] + 400}]
+    r = g(box)
+    assert 5.0 < r["lo"] <= 300.0  # apart by more than a padding; the closest two can be 714 - 414
+    for _ in range(200):
+        (ax, ay), (bx, by) = rng.uniform(0, 400, 2) + a_lo, rng.uniform(0, 400, 2) + b_lo
+        v = [ax, ay + 14, ax + 40, ay, bx, by + 14, bx + 40, by]
+        assert r["lo"] <= f(v) <= r["hi"]
+
+
+@pytest.mark.parametrize("scale", [1.0, 1e6])
+def test_a_rotated_rectangles_box_over_ranges_encloses_its_values_and_keeps_its_size(scale: float) -> None:
+    """bbox_rotated_rect's rule: every sampled box lies within it, and over a wide range of centres
+    its width is the rectangle's (|w cos| + |h sin| plus the stroke, by hand), not the range's."""
+    from energies.library.bbox import bbox_rotated_rect
+
+    f = adcore.compile(bbox_rotated_rect)
+    g = adcore.compile(interval(bbox_rotated_rect))
+    rng = np.random.default_rng(7)
+    for _ in range(100):
+        c = rng.uniform(-1, 1, 2) * scale
+        spread = rng.uniform(0, 500, 2)
+        w, h, sw = rng.uniform(1, 60), rng.uniform(1, 30), rng.uniform(0, 3)
+        dw, dh = rng.uniform(0, 5, 2)
+        angle = rng.uniform(-180, 180) * (rng.random() < 0.7)  # most texts are not rotated
+        dangle = rng.uniform(0, 10) * (rng.random() < 0.5)
+        ranges = (
+            [{"lo": c[k] - spread[k], "hi": c[k] + spread[k]} for k in (0, 1)],
+            {"lo": w - dw, "hi": w + dw},
+            {"lo": h - dh, "hi": h + dh},
+            {"lo": angle - dangle, "hi": angle + dangle},
+            {"lo": sw, "hi": sw},
+        )
+        r = g(*ranges)
+        if dangle == 0.0:
+            t = math.radians(angle)
+            widest = (w + dw + sw) * abs(math.cos(t)) + (h + dh + sw) * abs(math.sin(t))
+            assert r["width"]["hi"] <= widest + 1e-6 * (1 + scale)
+        for k in range(40):
+            u = rng.uniform(-1, 1, 5) if k >= 4 else np.array([(k & 1) * 2 - 1, (k >> 1) * 2 - 1, 1, 1, 1.0])
+            x = (
+                [c[0] + u[0] * spread[0], c[1] + u[1] * spread[1]],
+                w + u[2] * dw,
+                h + u[3] * dh,
+                angle + u[4] * dangle,
+                sw,
+            )
+            b = f(*x)
+            for side in ("width", "height"):
+                assert r[side]["lo"] <= b[side] <= r[side]["hi"]
+            for j in (0, 1):
+                assert r["center"][j]["lo"] <= b["center"][j] <= r["center"][j]["hi"]

@@ -97,3 +97,50 @@ def test_a_large_path_starts_along_a_line_with_every_shape_at_its_vertex() -> No
     w, h = d.canvas
     assert all(abs(p[0]) <= w / 2 and abs(p[1]) <= h / 2 for p in place.values())
     assert portfolio_starts(d.unknowns, "seed", 1, d)[0].tolist() == x0.tolist()  # one start: Penrose's
+
+
+STAGED = """canvas { width = 800 height = 600 }
+layout = [dots, text]
+forall Vertex v {
+  v.dot = Circle { r : 4  center : (? in dots, ? in dots) }
+  v.text = Text { string : v.label }
+  encourage shapeDistance(v.dot, v.text) == 5 in text
+}
+forall Vertex u; Vertex v where Edge(u, v) {
+  encourage vdist(u.dot.center, v.dot.center) < 30 in dots
+}
+"""
+
+
+def test_a_later_stage_begins_with_each_label_carried_by_its_dots_move() -> None:
+    """The `dots` stage moves the dots and leaves the labels where they began (no goal of it reads
+    them): the `text` stage begins with each label moved as its dot moved (by hand: the same
+    displacement), a label the first stage did move is left where it is."""
+    from energies.compile.problem import CompiledProblem
+
+    n = structure.MIN_OBJECTS + 6
+    d = build_diagram(DOMAIN, path_substance(n), STAGED, "seed", ())
+    problem = CompiledProblem(d, cache=None)
+    dots, text = problem.stages
+    assert dots.carry is not None and text.carry is not None
+    slots = structure.position_slots(d)
+    began = portfolio_starts(d.unknowns, "seed", 2, d)[0]
+    x = began.copy()
+    rng = np.random.default_rng(0)
+    moved = {v: rng.uniform(-200, 200, 2) for v in slots}
+    for v, (dot, _) in slots.items():
+        x[list(dot)] += moved[v]
+    x[list(slots["v0"][1])] += 7.0  # a label the first stage moved
+    ended = x.copy()
+    text.carry(began, x, dots.varying, text.varying)
+    for v, (dot, label) in slots.items():
+        assert np.array_equal(x[list(dot)], ended[list(dot)])
+        expected = ended[list(label)] + (0.0 if v == "v0" else moved[v])
+        np.testing.assert_allclose(x[list(label)], expected, rtol=0, atol=1e-9)
+
+
+def test_a_small_diagrams_stages_run_as_penroses() -> None:
+    from energies.compile.problem import CompiledProblem
+
+    d = build_diagram(DOMAIN, path_substance(10), STAGED, "seed", ())
+    assert all(stage.carry is None for stage in CompiledProblem(d, cache=None).stages)
