@@ -12,8 +12,11 @@ compiled problem wrapped (`LiveProblem`) so that every energy evaluation can
   iteration), resume, cancel, end; a job with `startPaused` pauses by itself after its first frame.
 After the layout an interactive session keeps the compiled problem and the point: a `drag` command
 pins the dragged shape's position (its position when the drag began plus the drag's offset, through
-its `draggingConstraint`, service.workers.drag_constraint) and re-optimizes the rest from there, streaming
-frames; a newer drag preempts the running one.
+its `draggingConstraint`, service.workers.drag_constraint) and re-optimizes the rest, streaming
+frames; a newer drag preempts the running one. Every step of one drag starts from the layout when the
+drag began, the dragged shape moved: a preempted step's last point may be a line search's trial far
+from any layout, and where the shapes settle must depend on where the pointer is, not on how fast the
+hand moved (each step preempting the last at a point set by timing).
 
 The drag keeps the picture (as Bloom's `lassoStrength`): while re-optimizing, the energy has one
 more term, ``DRAG_LASSO · Σ (x - x_drag)²`` over the unpinned unknowns, ``x_drag`` the layout when
@@ -252,7 +255,7 @@ class Session:
         px, py = cx + dx, cy + dy
         if target.constraint is not None:
             px, py = target.constraint(px, py)
-        x = x.copy()
+        x = self.anchor.copy()
         for k, s in enumerate(target.slots):
             x[s] = origin[k] + (px - cx if k % 2 == 0 else py - cy)
         self.pinned = np.zeros(len(x), dtype=bool)

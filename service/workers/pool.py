@@ -37,6 +37,7 @@ import multiprocessing
 import os
 import resource
 import sys
+import threading
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
@@ -179,6 +180,9 @@ class Worker:
     process: multiprocessing.process.BaseProcess
     conn: Connection
     busy_with: str | None = None  # request id while running a job
+    # stop_worker may run twice at once (a recycle's helper thread and the pool's close): the lock makes
+    # the second a no-op, never a second close of a pipe descriptor the OS may have handed out again
+    stopping: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     @property
     def pid(self) -> int | None:
@@ -216,6 +220,9 @@ def start_worker(config: WorkerConfig = WorkerConfig()) -> Worker:
 
 
 def stop_worker(worker: Worker, timeout: float = 2.0) -> None:
+    """Ask the worker to exit, kill it if it does not, close its pipe; at most once per worker."""
+    if not worker.stopping.acquire(blocking=False):
+        return
     with contextlib.suppress(OSError, ValueError):
         worker.conn.send_bytes(b"null")
     worker.process.join(timeout)

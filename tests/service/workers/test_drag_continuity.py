@@ -85,3 +85,13 @@ def test_dragging_a_set_leaves_the_unrelated_sets_where_they_were():
     for name in ("`D`.icon", "`E`.icon", "`B`.icon"):
         moved = max(abs(a[name][k] - b[name][k]) for k in range(3))
         assert moved <= 4.0, (name, b[name], a[name])
+
+
+def test_where_a_drag_settles_depends_on_the_pointer_not_on_how_many_steps_took_it_there():
+    # steps preempt each other at points set by timing; every step starts from where the drag began
+    _, in_one, _ = drag_in_steps("set-theory-domain/tree-venn", "`C`.icon", 60.0, -40.0, 1)
+    _, in_eight, _ = drag_in_steps("set-theory-domain/tree-venn", "`C`.icon", 60.0, -40.0, 8)
+    one, eight = circles(in_one), circles(in_eight)
+    assert one.keys() == eight.keys()
+    for name in one:
+        assert eight[name] == pytest.approx(one[name], abs=1e-6), name
