@@ -48,6 +48,9 @@ LEAF = 8  # objects in a leaf of a column's tree
 BATCH = 8192  # node tuples one interval call bounds
 MAX_LEAF_TUPLES = 1 << 22  # a kind whose columns' leaves combine to more is not culled
 REBUILD = 10  # boxes sorted with one index (`KindIndex`) before its trees are built again
+STALE = 2.0  # an index is built again once a sort with it tries this many times its first sort's
+# tuples: its objects have moved away from the clusters it was built on (an optimizer's first
+# steps move everything), and a box whose node tuples span the canvas tries every row
 # The policy (`Culler`):
 FULL_FIRST = 2  # evaluations run whole first, to time a full evaluation
 BACKOFF, BACKOFF_GROWTH = 16, 4  # evaluations run whole after culling did not pay, growing each time
@@ -243,7 +246,8 @@ Bounds = Callable[[list[ColumnBoxes], np.ndarray], tuple[np.ndarray, np.ndarray]
 @dataclass
 class KindIndex:
     """A cullable kind's rows grouped by the leaves of its columns' trees, built at some point and
-    kept for `REBUILD` boxes (a tree stays valid as its objects move; only its boxes loosen).
+    kept for `REBUILD` boxes, or until a sort tries `STALE` times what its first did (a tree stays
+    valid as its objects move; only its boxes loosen).
 
     Leaf tuples are numbered in mixed radix over the columns' leaf counts (`shape`); the rows of
     leaf tuple t are `order[starts[t]:starts[t + 1]]`; `counts[stage]` is a summed-area table of
@@ -257,6 +261,8 @@ class KindIndex:
     starts: np.ndarray
     counts: dict[int, np.ndarray]
     boxes: int = 0  # boxes sorted with it
+    first_tried: int = 0  # bounds its first sort computed
+    stale: bool = False  # a later sort computed more than STALE times as many: build it again
 
     def stage_counts(self, stage: int, in_stage: np.ndarray) -> np.ndarray:
         found = self.counts.get(stage)
@@ -537,12 +543,15 @@ class Culler:
         for k in bounds:
             kind = self.kinds[k]
             index = self.indexes.get(k)
-            if index is None or index.boxes >= REBUILD:
+            if index is None or index.boxes >= REBUILD or index.stale:
                 index = self.indexes[k] = index_kind(kind, x)
             index.boxes += 1
             boxes = [column_boxes(c, t, x, radius) for c, t in zip(_used(kind), index.trees)]
             counts = index.stage_counts(stage, in_stage[k])
             sorted_ = sort_kind(kind, index, boxes, bounds[k], counts, in_stage[k])
+            if index.boxes == 1:
+                index.first_tried = sorted_.tried
+            index.stale = sorted_.tried > STALE * max(index.first_tried, CULL_MIN_ROWS)
             self.tried += sorted_.tried
             out[k] = sorted_
         self.boxes += 1

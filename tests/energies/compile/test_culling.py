@@ -225,3 +225,28 @@ def test_one_point_outside_the_box_runs_whole_and_keeps_the_box() -> None:
         outside_first = not box_moves and not c.inside(p)
         assert (culled.counts == whole) == outside_first  # run whole exactly when first outside
         assert c.boxes == boxes + box_moves
+
+
+def test_an_index_whose_objects_moved_away_is_built_again() -> None:
+    """The trees are built where the objects were; once they have all moved elsewhere (shuffled)
+    a sort tries nearly every row, and the next box builds the index again, after which a sort
+    tries what a fresh problem's does."""
+    d = circles(200, 2, spread=300.0)
+    culled, fresh = CompiledProblem(d, cache=None, culling=True), CompiledProblem(d, cache=None, culling=True)
+    c, f = forced(culled), forced(fresh)
+    x = np.array(d.unknowns.x0)
+    culled.energy_and_grad(x, 0, 1.0)
+    k = next(k for k, kind in enumerate(culled.kinds) if kind.name == "disjoint")
+    first = c.indexes[k]
+    moved = x.reshape(-1, 2)[np.random.default_rng(0).permutation(200)].ravel()
+    for p in (moved, moved + 1e-3):
+        c.center, c.strays = None, 1  # (every point sorts a box here)
+        culled.energy_and_grad(p, 0, 1.0)
+    assert first.stale and c.indexes[k] is not first
+    f.step = c.step
+    before = f.tried
+    fresh.energy_and_grad(moved + 1e-3, 0, 1.0)
+    tried = c.tried
+    c.center, c.strays = None, 1
+    culled.energy_and_grad(moved + 2e-3, 0, 1.0)
+    assert c.tried - tried <= 1.5 * (f.tried - before)
