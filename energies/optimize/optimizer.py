@@ -233,6 +233,7 @@ class OptimizeResult:
     # Violated constraints of the final stage that no stage could change: each reads no input that
     # varies in any stage where it applies (indices into constraint_names; empty when unknown).
     infeasible: tuple[int, ...] = ()
+    infeasible_penalty: float = 0.0  # Σ max(c, 0)² over `infeasible`: the part of `penalty` no stage changes
 
 
 # ---------------------------------------------------------------------------------------------
@@ -568,6 +569,7 @@ def optimize(
     penalty = float(np.sum(np.maximum(constraint_values, 0.0) ** 2))
     weight = last.weight if last else float("nan")
     energy = objective + weight * penalty
+    infeasible = _infeasible(problem, final, values)
     return OptimizeResult(
         x=x,
         status=overall,
@@ -583,7 +585,8 @@ def optimize(
         max_constraint_violation=float(constraint_values.max()) if constraint_values.size else 0.0,
         n_violated=int(np.count_nonzero(constraint_values > SATISFIED_TOLERANCE)),
         seconds=time.perf_counter() - started,
-        infeasible=_infeasible(problem, final, values),
+        infeasible=infeasible,
+        infeasible_penalty=float(np.sum(np.maximum(values[list(infeasible)], 0.0) ** 2)),
     )
 
 
