@@ -234,6 +234,7 @@ class OptimizeResult:
     # varies in any stage where it applies (indices into constraint_names; empty when unknown).
     infeasible: tuple[int, ...] = ()
     infeasible_penalty: float = 0.0  # Σ max(c, 0)² over `infeasible`: the part of `penalty` no stage changes
+    max_movable_violation: float = 0.0  # the largest value among the final stage's other constraints (or 0)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -587,7 +588,15 @@ def optimize(
         seconds=time.perf_counter() - started,
         infeasible=infeasible,
         infeasible_penalty=float(np.sum(np.maximum(values[list(infeasible)], 0.0) ** 2)),
+        max_movable_violation=_max_movable(values, final, infeasible),
     )
+
+
+def _max_movable(values: np.ndarray, final: StageSpec | None, infeasible: tuple[int, ...]) -> float:
+    """The largest value among the final stage's constraints other than ``infeasible`` (0 if none)."""
+    active = np.ones(len(values), bool) if final is None else final.constraints.copy()
+    active[list(infeasible)] = False
+    return max(0.0, float(values[active].max())) if active.any() else 0.0
 
 
 def _infeasible(problem: PenaltyProblem, final: StageSpec | None, values: np.ndarray) -> tuple[int, ...]:

@@ -118,6 +118,7 @@ WANDER_FLOOR = 500
 # (module docstring, "unmet"): with a start good 1 time in 4, 20 starts all fail on 0.3% of layouts;
 # persistent-homology's starts take 3,000-15,000 evaluations each.
 UNMET_PENALTY = 0.1
+UNMET_VIOLATION = 0.25
 UNMET_STARTS = 20
 UNMET_EVALUATIONS = 40_000
 UNANIMOUS = 5  # unmet starts in a row, from start 0, at one minimum: a contradiction, not bad luck
@@ -211,8 +212,9 @@ def _violated(r: OptimizeResult) -> bool:
 
 
 def _unmet(r: OptimizeResult) -> bool:
-    """Whether such constraints are violated visibly: Σ max(c, 0)² over them of UNMET_PENALTY or more."""
-    return r.penalty - r.infeasible_penalty >= UNMET_PENALTY
+    """Whether such constraints are violated visibly: Σ max(c, 0)² over them of UNMET_PENALTY or more,
+    one of them by UNMET_VIOLATION or more."""
+    return r.penalty - r.infeasible_penalty >= UNMET_PENALTY and r.max_movable_violation >= UNMET_VIOLATION
 
 
 def _energy_at(r: OptimizeResult, weight: float) -> float:
@@ -268,9 +270,11 @@ def optimize_portfolio(
         if k >= limit:
             result.stopped = "starts"
             return result
-        if not objectives and not _violated(best) and _energy_at(best, first.weight) - (
-            first.weight * best.infeasible_penalty
-        ) < EP_STOP:
+        if (
+            not objectives
+            and not _violated(best)
+            and _energy_at(best, first.weight) - (first.weight * best.infeasible_penalty) < EP_STOP
+        ):
             result.stopped = "optimal"
             return result
         evaluations = result.evaluations  # also those of starts that failed or were dropped
@@ -338,9 +342,12 @@ def _reached_best(result: PortfolioResult, finished: Sequence[OptimizeResult]) -
 
 
 def _unanimous(finished: Sequence[OptimizeResult]) -> bool:
-    """Whether UNANIMOUS or more starts ran and every one ended at one minimum, violated."""
-    weight = finished[0].weight
-    energy = _energy_at(finished[0], weight)
+    """Whether UNANIMOUS or more starts ran and every one ended with the same violation: as many
+    constraints violated, by the same Σ max(c, 0)² (within AGREEMENT)."""
+    first = finished[0]
     return len(finished) >= UNANIMOUS and all(
-        _violated(r) and _same_minimum(_energy_at(r, weight), energy) for r in finished
+        _violated(r)
+        and r.n_violated == first.n_violated
+        and _same_minimum(r.penalty - r.infeasible_penalty, first.penalty - first.infeasible_penalty)
+        for r in finished
     )
