@@ -62,19 +62,18 @@ What bounds the work, all deterministic unless a time budget cuts in:
   reaches a layout as good as Penrose's median on about half of the harness's hard variations
   (c01p01, fig3: 36 of 80 and 37 of 79 starts), and on c01p01 ~9 and fig3 ~1 start 0's poor layout
   was bettered by none of the next three, but by starts 4 and 6;
-- unmet: while the best layout violates constraints by a squared sum of at least
-  ``UNMET_PENALTY`` (Penrose's optimizer study's bar for a sample that failed), another start may
-  well satisfy them: the portfolio goes on to ``unmet_starts`` starts within ``unmet_evaluations``
-  (never fewer than ``starts``, ``max_evaluations``), and a further start may take all that is left
-  of them (no wandering bound). On the registry's variations that start 0 leaves so, a few starts
-  in ten satisfy them (set-potatoes: 2-4 of 12, the first start 2 to 8; wet-floor ~8: start 1,
-  2.4 times start 0's evaluations; persistent-homology ~1: the third resampled start, after 35,700
-  evaluations in all). Once the best layout is no longer unmet the usual bounds apply again (it
-  never becomes unmet again: the best only improves). A contradiction no start escapes would
-  spend it all: when the first ``UNANIMOUS`` starts all end violated at one minimum (within
-  ``AGREEMENT``), the portfolio stops (``"agreement"``); nitricacid-lewis' 21 violated lone-pair
-  constraints end at 1.3638915 from every start, and its contradiction is proved by hand
-  (docs/layout-quality.md). ``starts=1`` stays Penrose's single run;
+- unmet: while the best layout visibly violates constraints another start may satisfy (a squared
+  sum of at least ``UNMET_PENALTY``, the bar of Penrose's optimizer study, with one of them off by
+  ``UNMET_VIOLATION`` or more: a quarter pixel, below which the picture does not change), the
+  portfolio goes on to ``unmet_starts`` starts within ``unmet_evaluations`` (never fewer than
+  ``starts``, ``max_evaluations``), and a further start may take all that is left of them (no
+  wandering bound): where restarts help at all, a few in ten succeed, and a start that succeeds can
+  cost several times start 0 (docs/robustness.md). Once the best layout is no longer unmet the usual
+  bounds apply again (it never becomes unmet again: the best only improves). A contradiction no
+  start escapes would spend it all, so when the first ``UNANIMOUS`` starts all violate as many
+  constraints by the same squared sum (within ``AGREEMENT``) the portfolio stops (``"agreement"``);
+  starts that end with other violations beside a common one are not unanimous. ``starts=1`` stays
+  Penrose's single run;
 - ``seconds`` (optional) and the request's time limit: a start that would run past them is not
   begun, or stopped and discarded. Only then can a machine's speed change the layout; the result
   says so (``cut_short``).
@@ -113,10 +112,8 @@ FIRST_ROOM_SHARE = 4
 # the work of a start cut here is wasted (open-elastic-curve's 2nd: 3,594 -> 2,695 iterations).
 WANDER_FACTOR = 1.5
 WANDER_FLOOR = 500
-# While the best layout leaves constraints violated that no proof says are constant, by a squared sum
-# of at least UNMET_PENALTY, the portfolio may go on to UNMET_STARTS starts within UNMET_EVALUATIONS
-# (module docstring, "unmet"): with a start good 1 time in 4, 20 starts all fail on 0.3% of layouts;
-# persistent-homology's starts take 3,000-15,000 evaluations each.
+# The unmet search (module docstring): with a start good 1 time in 4, 20 starts all fail on 0.3% of
+# layouts; an expensive layout's starts take 3,000-15,000 evaluations each (persistent-homology).
 UNMET_PENALTY = 0.1
 UNMET_VIOLATION = 0.25
 UNMET_STARTS = 20
