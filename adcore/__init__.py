@@ -20,21 +20,23 @@ cache (an LRU bounded in bytes: a host sets its budget).
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from . import math
-from .api import Fn, and_, eq, fn, jvp, neq, not_, opaque, or_, select, sum, to_real, vec, vjp
+from .api import Fn, and_, eq, floor_int, fn, jvp, neq, not_, opaque, or_, select, sum, to_real, vec, vjp
 from .errors import (
     AdcoreError,
     AdcoreTypeError,
     DomainError,
     LinearityError,
     OpaqueCallError,
+    RangeError,
     TraceError,
     WasmCompileError,
 )
 from .gc_pause import cyclic_gc_paused
 from .interpreter import interp
+from .loops import associative, fold, reduce, scan, segment_sum
 from .lru import LRU
 from .types import Bool, Dual, Int, Real, Scalar, StructT, Tan, Vec, VecT
 from .values import binary, eager, unary
@@ -47,6 +49,7 @@ _BACKEND = {
     "MODULES": ".wasm.runtime",
     "WasmHostError": ".wasm.runtime",
     "WasmOutOfMemory": ".wasm.runtime",
+    "WasmRangeError": ".wasm.runtime",
     "WasmTimeout": ".wasm.runtime",
     "WasmTrap": ".wasm.runtime",
 }
@@ -63,10 +66,10 @@ def __getattr__(name: str) -> object:
 if TYPE_CHECKING:
     from .wasm.compiled import Compiled
     from .wasm.kernels import LbfgsTwoLoop
-    from .wasm.runtime import MODULES, WasmHostError, WasmOutOfMemory, WasmTimeout, WasmTrap
+    from .wasm.runtime import MODULES, WasmHostError, WasmOutOfMemory, WasmRangeError, WasmTimeout, WasmTrap
 
 
-def compile(f: Fn, **options: object) -> Compiled:  # noqa: A001 - the language's name
+def compile(f: Fn, **options: Any) -> Compiled:  # noqa: A001 - the language's name
     """A Python callable running `f` as WebAssembly (same values in and out as `interp`)."""
     from .wasm.compiled import Compiled
 
@@ -87,6 +90,7 @@ __all__ = [
     "LinearityError",
     "MODULES",
     "OpaqueCallError",
+    "RangeError",
     "Real",
     "Scalar",
     "StructT",
@@ -97,15 +101,19 @@ __all__ = [
     "WasmCompileError",
     "WasmHostError",
     "WasmOutOfMemory",
+    "WasmRangeError",
     "WasmTimeout",
     "WasmTrap",
     "and_",
+    "associative",
     "binary",
     "compile",
     "cyclic_gc_paused",
     "eager",
     "eq",
+    "floor_int",
     "fn",
+    "fold",
     "interp",
     "jvp",
     "math",
@@ -113,6 +121,9 @@ __all__ = [
     "not_",
     "opaque",
     "or_",
+    "reduce",
+    "scan",
+    "segment_sum",
     "select",
     "sum",
     "to_real",

@@ -1,4 +1,5 @@
-"""The user-facing language: `fn`, `opaque`, `jvp`, `vjp`, `vec`, `sum`, `select` and friends.
+"""The user-facing language: `fn`, `opaque`, `jvp`, `vjp`, `vec`, `sum`, `select` and friends (the
+loops that carry state, reduce or scatter are in `adcore.loops`).
 
 Running a Python body once with symbolic arguments records one IR Function. Calling an `Fn` inside
 another body emits a `call`, so the program stays a DAG of functions; a plain Python function that
@@ -14,7 +15,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .builder import Builder
-from .errors import AdcoreTypeError
+from .counts import eager_count, traced_count, zero_value
+from .errors import AdcoreTypeError, TraceError
 from .gc_pause import gc_paused
 from .ir import Atom, Function, Lit, Var
 from .lazy import find_lazy
@@ -22,6 +24,8 @@ from .types import Bool, Int, Real, RefT, Scalar, StructT, Type, VecT, as_type, 
 from .values import (
     STATE,
     Arr,
+    Captures,
+    Index,
     Sym,
     binary,
     current_builder,
@@ -64,6 +68,9 @@ class Fn:
         self.ir = ir
         self.params = tuple(params)
         self.ret = ret
+        self.associative = False  # declared by `associative`, for `reduce`
+        # values of the enclosing trace the function reads (its last parameters; calls pass them)
+        self.captures: tuple[Sym, ...] = ()
 
     @property
     def name(self) -> str:
@@ -77,6 +84,8 @@ class Fn:
 
     def __call__(self, *args: Any) -> Any:
         if not STATE.stack:  # plain Python values: run it (library code works on numbers and traces alike)
+            if self.captures:
+                raise TraceError(f"{self.name} reads values of the function traced around it: call it there")
             from .interpreter import interp
 
             lazy = find_lazy(*args)
@@ -87,7 +96,7 @@ class Fn:
             if run is None:
                 run = self.ir.cache["interp"] = interp(self)
             return run(*args)
-        leaves = flatten_args(self, args)
+        leaves = flatten_args(self, args) + captured_args(self)
         outs = current_builder().call(self.ir, leaves)
         return unflatten(self.ret, outs)
 
@@ -98,6 +107,8 @@ class Fn:
 
     @jvp.setter
     def jvp(self, j: Fn) -> None:
+        if self.captures or j.captures:
+            raise AdcoreTypeError(f"custom jvp of {self.name}: a function reading another's trace has none")
         want = [leaf for p in self.params for leaf in leaf_types(dual_type(p))]
         got = [leaf for p in j.params for leaf in leaf_types(p)]
         if got != want or leaf_types(j.ret) != leaf_types(dual_type(self.ret)):
@@ -110,6 +121,12 @@ class Fn:
         j.ir.linear_results = tangent_mask([self.ret])
         self.ir.custom_jvp = j.ir
         self.ir.cache.clear()
+
+
+def captured_args(f: Fn) -> list[Atom]:
+    """The values of the enclosing trace f reads, as its calls pass them (captured in turn by a
+    function traced in between)."""
+    return [lift(c) for c in f.captures]
 
 
 def flatten_args(f: Fn, args: Sequence[Any]) -> list[Atom]:
@@ -143,9 +160,10 @@ def fn(params: Sequence[Any], ret: Any, body: Callable[..., Any], *, name: str |
     """Trace `body` once with symbolic parameters into a new function.
 
     A function may be defined while another is being traced (library code generates specialized
-    functions on demand, e.g. one bounding-box function per polygon size), but it cannot capture
-    a value of the enclosing trace: that is a TraceError naming both functions. With no captured
-    values there is no perturbation confusion between nested derivatives.
+    functions on demand, e.g. one bounding-box function per polygon size), and may read the values
+    of the functions traced around it: each becomes a parameter after the declared ones, which its
+    calls pass (`values.Captures`), so derivatives of the two functions never confuse their
+    perturbations.
     """
     name = _name_of(body, name)
     ptypes = [as_type(p) for p in params]
@@ -153,15 +171,18 @@ def fn(params: Sequence[Any], ret: Any, body: Callable[..., Any], *, name: str |
     _check_body_arity(name, body, len(ptypes))
     groups = [[Var(leaf) for leaf in leaf_types(t)] for t in ptypes]
     builder = Builder()
-    STATE.stack.append((builder, name))
+    captures = Captures()
+    STATE.stack.append((builder, name, captures))
     try:
         args = [unflatten(t, g) for t, g in zip(ptypes, groups)]
         results = flatten(rtype, body(*args), f"result of {name}")
     finally:
         STATE.stack.pop()
-    flat = [v for g in groups for v in g]
+    flat = [v for g in groups for v in g] + list(captures.params.values())
     ir = builder.finish(name, flat, results, leaf_types(rtype), (tuple(ptypes), rtype))
-    return Fn(ir, ptypes, rtype)
+    f = Fn(ir, ptypes, rtype)
+    f.captures = tuple(captures.outer)
+    return f
 
 
 def opaque(params: Sequence[Any], ret: Any, impl: Callable[..., Any], *, name: str | None = None) -> Fn:
@@ -178,10 +199,21 @@ def opaque(params: Sequence[Any], ret: Any, impl: Callable[..., Any], *, name: s
 
 
 def jvp(f: Fn) -> Fn:
-    """Forward mode: a function over duals ({"re": x, "du": dx}) giving f and its directional derivative."""
+    """Forward mode: a function over duals ({"re": x, "du": dx}) giving f and its directional derivative
+    (the values f reads from an enclosing trace are constants to it)."""
     from .forward import jvp_function
 
-    return Fn(jvp_function(f.ir), [dual_type(p) for p in f.params], dual_type(f.ret))
+    wrt = _declared(f) if f.captures else None
+    g = Fn(jvp_function(f.ir, wrt), [dual_type(p) for p in f.params], dual_type(f.ret))
+    g.captures = f.captures
+    return g
+
+
+def _declared(f: Fn, params: Sequence[int] | None = None) -> tuple[bool, ...]:
+    """A mask of f's IR parameters: the leaves of its declared parameters (those listed, if given),
+    not those of the values it captures."""
+    mask = tuple(params is None or k in params for k, t in enumerate(f.params) for _ in leaf_types(t))
+    return mask + (False,) * (len(f.ir.params) - len(mask))
 
 
 class VJP:
@@ -217,14 +249,12 @@ def vjp(f: Fn, wrt: Sequence[int] | None = None) -> Callable[..., VJP]:
     parameters to differentiate with respect to (default: all)."""
     from .reverse import reverse_pair
 
-    mask = None
-    if wrt is not None:
-        mask = tuple(k in wrt for k, t in enumerate(f.params) for _ in leaf_types(t))
+    mask = _declared(f, wrt) if wrt is not None or f.captures else None
 
     def apply(*args: Any) -> VJP:
         b = current_builder(f"vjp({f.name})(...)")
         forward, backward = reverse_pair(f.ir, mask)
-        outs = b.call(forward, flatten_args(f, args))
+        outs = b.call(forward, flatten_args(f, args) + captured_args(f))
         n = len(f.ir.result_types)
         return VJP(f, unflatten(f.ret, outs[:n]), outs[n:], backward, wrt)
 
@@ -270,22 +300,31 @@ def _select_leaf(b: Builder, c: Atom, x: Atom, y: Atom) -> Atom:
     return b.loop(ty.n, lambda i, _: [_select_leaf(b, c, b.emit1("index", x, i), b.emit1("index", y, i))])[0]
 
 
-def vec(n: int, elem: Any, body: Callable[[Sym], Any]) -> Arr:
-    """The array [body(0), ..., body(n-1)], built by one loop (O(1) IR whatever n is)."""
+def vec(n: int, elem: Any, body: Callable[[Index], Any], *, count: Any = None) -> Arr | list[Any]:
+    """The array [body(0), ..., body(n-1)], built by one loop (O(1) IR whatever n is).
+
+    `count`: an Int computed at run time, 0 <= count <= n: only body(i) for i < count runs, and the
+    elements from count on are zero (the type, and so the memory, stays that of n elements)."""
     if not STATE.stack:
-        return [body(i) for i in range(n)]  # type: ignore[return-value, arg-type]
+        k = eager_count("vec", n, count)
+        zero = zero_value(as_type(elem))
+        return [body(i) if i < k else zero for i in range(n)]
     ty = VecT(n, as_type(elem))
     b = current_builder("vec")
-    outs = b.loop(n, lambda i, _: flatten(ty.elem, body(Sym(i)), "element of vec"))
+    k_atom = traced_count("vec", n, count)
+    outs = b.loop(n, lambda i, _: flatten(ty.elem, body(Sym(i)), "element of vec"), count=k_atom)
     return Arr(ty, outs)
 
 
-def sum(xs: Any, body: Callable[[Sym], Any] | None = None) -> Any:  # noqa: A001 - the language's name
-    """Sum of an array (`sum(xs)`), of a Python list, or of `body(i)` for i < n (`sum(n, body)`)."""
+def sum(xs: Any, body: Callable[[Index], Any] | None = None, *, count: Any = None) -> Any:  # noqa: A001
+    """Sum of an array (`sum(xs)`), of a Python list, or of `body(i)` for i < n (`sum(n, body)`);
+    `count` (an Int computed at run time, 0 <= count <= n) sums the first `count` terms only."""
     if body is None:
+        if count is not None:
+            raise AdcoreTypeError(f"in {current_name()}: sum(xs) takes no count; use sum(n, body, count=k)")
         if isinstance(xs, Arr):
             arr = xs
-            return _sum_loop(arr.ty.n, lambda i: arr[i])
+            return _sum_loop(arr.ty.n, lambda i: arr[i], None)
         if isinstance(xs, (list, tuple)):
             total: Any = 0.0
             for x in xs:
@@ -295,11 +334,11 @@ def sum(xs: Any, body: Callable[[Sym], Any] | None = None) -> Any:  # noqa: A001
     if not isinstance(xs, int):
         raise AdcoreTypeError(f"in {current_name()}: sum(n, body) needs a Python int n, got {xs!r}")
     if not STATE.stack:
-        return builtins.sum([body(i) for i in range(xs)])  # type: ignore[arg-type]
-    return _sum_loop(xs, body)
+        return builtins.sum([body(i) for i in range(eager_count("sum", xs, count))])
+    return _sum_loop(xs, body, traced_count("sum", xs, count))
 
 
-def _sum_loop(n: int, body: Callable[[Sym], Any]) -> Any:
+def _sum_loop(n: int, body: Callable[[Sym], Any], count: Atom | None) -> Any:
     b = current_builder("sum")
     i = Var(Int)
     b.open_block()
@@ -314,7 +353,7 @@ def _sum_loop(n: int, body: Callable[[Sym], Any]) -> Any:
     from .ir import Block
 
     eqns = b.close_block()
-    outs = b.emit("for", (), n=n, body=Block((i, *refs), tuple(eqns), ()))
+    outs = b.emit("for", () if count is None else (count,), n=n, body=Block((i, *refs), tuple(eqns), ()))
     return unflatten(ty, outs)
 
 
@@ -341,10 +380,21 @@ def not_(a: Any) -> Sym:
     return unary("not", a)
 
 
-def to_real(i: Any) -> Sym:
+def floor_int(x: Any) -> Sym:
+    """floor(x) as an Int, for indices computed from Reals: saturated to [-2^31, 2^31 - 1], NaN as 0
+    (an index out of range is caught where it is used: `checked`, bounds checks). Its derivative is
+    zero, as floor's."""
+    if not STATE.stack:
+        return unary("floor_int", float(x)) if find_lazy(x) is None else unary("floor_int", x)
+    b = current_builder()
+    a = lift(x, Real, b)
+    return Sym(b.emit1("floor_int", b.emit1("i2f", a) if a.ty == Int else a), b)
+
+
+def to_real(i: Any) -> Sym | float:
     """An Int as a Real."""
     if not STATE.stack:
-        return float(i)  # type: ignore[return-value]
+        return float(i)
     return Sym(current_builder().emit1("i2f", lift(i)))
 
 
@@ -353,6 +403,7 @@ __all__ = [
     "Lit",
     "and_",
     "eq",
+    "floor_int",
     "fn",
     "jvp",
     "neq",

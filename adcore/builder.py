@@ -44,8 +44,8 @@ class Builder:
 
     def emit1(self, prim: str, *args: Atom, **params: Any) -> Atom:
         for a in args:  # identities need a literal operand; most instructions have none
-            if a.__class__ is Lit:
-                parts = self.vec_parts.get(args[0]) if prim == "index" else None  # type: ignore[call-overload]
+            if type(a) is Lit:
+                parts = self.vec_parts.get(args[0]) if prim == "index" else None  # type: ignore[arg-type]  # a Lit: None
                 if parts is not None and 0 <= a.val < len(parts):  # vec(a, b, ...)[k] is the element
                     return parts[int(a.val)]
                 folded = fold(prim, args)
@@ -57,17 +57,18 @@ class Builder:
     def record(self, prim: str, args: tuple[Atom, ...], params: dict[str, Any]) -> tuple[Var, ...]:
         """Type `prim(args; params)`, append it to the open block and return its fresh outputs (or the
         outputs of the same pure instruction emitted before, in scope)."""
-        number = None
+        number: tuple[Any, ...] | None = None
+        out_types: tuple[Type, ...] | None
         if prim in PURE and not params:
             if len(args) == 2:
                 x, y = args
                 number = (
                     prim,
-                    x if x.__class__ is Var else literal_key(x),
-                    y if y.__class__ is Var else literal_key(y),
+                    x if type(x) is Var else literal_key(x),
+                    y if type(y) is Var else literal_key(y),
                 )
             else:
-                number = (prim, *[a if a.__class__ is Var else literal_key(a) for a in args])
+                number = (prim, *[a if type(a) is Var else literal_key(a) for a in args])
             found = in_scope(self.known, number)
             if found is not None:
                 return (found,)
@@ -75,8 +76,10 @@ class Builder:
             out_types = result_types(prim, [a.ty for a in args], params)
         else:  # most instructions: a scalar primitive, typed once per signature
             # spelled out for two operands: a comprehension costs a call
-            key = (prim, args[0].ty, args[1].ty) if len(args) == 2 else (prim, *[a.ty for a in args])
-            out_types = _TYPED.get(key)  # type: ignore[assignment]
+            key: tuple[Any, ...] = (
+                (prim, args[0].ty, args[1].ty) if len(args) == 2 else (prim, *[a.ty for a in args])
+            )
+            out_types = _TYPED.get(key)
             if out_types is None:
                 out_types = _TYPED[key] = result_types(prim, key[1:], params)
         outs = (Var(out_types[0]),) if len(out_types) == 1 else tuple([Var(t) for t in out_types])
@@ -96,14 +99,36 @@ class Builder:
         body: Callable[[Var, Sequence[Var]], Sequence[Atom]],
         acc_types: Sequence[Type] = (),
         index: Var | None = None,
+        count: Atom | None = None,
     ) -> tuple[Var, ...]:
-        """A `for` over 0..n-1: `body(i, refs)` emits into a fresh block and returns its element results."""
+        """A `for` over 0..n-1 (0..count-1 with a run-time `count`): `body(i, refs)` emits into a fresh
+        block and returns its element results."""
         i = index if index is not None else Var(Int)
         refs = tuple(Var(RefT(t)) for t in acc_types)
         self.open_block()
         results = tuple(body(i, refs))
         eqns = self.close_block()
-        return self.emit("for", (), n=n, body=Block((i, *refs), tuple(eqns), results))
+        args = () if count is None else (count,)
+        return self.emit("for", args, n=n, body=Block((i, *refs), tuple(eqns), results))
+
+    def fold(
+        self,
+        n: int,
+        inits: Sequence[Atom],
+        carries: Sequence[Var],
+        body: Callable[[Var, Sequence[Var]], Sequence[Atom]],
+        acc_types: Sequence[Type] = (),
+        count: Atom | None = None,
+    ) -> tuple[Var, ...]:
+        """A `fold` over 0..n-1 (0..count-1) carrying `carries` from `inits`: `body(i, refs)` emits
+        into a fresh block and returns the next carried values (then its element results)."""
+        i = Var(Int)
+        refs = tuple(Var(RefT(t)) for t in acc_types)
+        self.open_block()
+        results = tuple(body(i, refs))
+        eqns = self.close_block()
+        args = (*inits, *(() if count is None else (count,)))
+        return self.emit("fold", args, n=n, body=Block((i, *carries, *refs), tuple(eqns), results))
 
     def finish(
         self,
@@ -173,7 +198,7 @@ def fold(prim: str, args: Sequence[Atom]) -> Atom | None:
     """Algebraic identities that keep derivative code small; exact in IEEE arithmetic where it matters
     (x + 0 -> x is exact for x != -0, which only changes the sign of a zero)."""
     for a in args:
-        if a.__class__ is Lit:
+        if type(a) is Lit:
             break
     else:
         return None  # every rule below needs a literal operand (asked for every instruction)
@@ -198,13 +223,13 @@ def fold(prim: str, args: Sequence[Atom]) -> Atom | None:
     if prim == "select" and isinstance(args[0], Lit):
         return args[1] if args[0].val else args[2]
     for a in args:
-        if a.__class__ is not Lit:
+        if type(a) is not Lit:
             return None
     if args and prim not in ("idiv", "imod"):
         from .interpreter import EVAL  # constants fold with the interpreter's (IEEE) semantics
 
         if prim in EVAL:
             (ty,) = result_types(prim, [a.ty for a in args], {})
-            val = EVAL[prim](*(a.val for a in args))
-            return Lit(float(val) if ty == Real else val, ty)  # type: ignore[arg-type]
+            val = EVAL[prim](*(a.val for a in args))  # type: ignore[union-attr]  # Lits: checked above
+            return Lit(float(val) if ty == Real else val, ty)  # type: ignore[arg-type]  # a scalar prim's: Scalar
     return None

@@ -62,6 +62,8 @@ def argument_leaves(f: Any, args: Sequence[Any]) -> list[Any]:
     """The IR leaves of Python arguments of `f` (an `Fn`), with errors naming the argument."""
     if len(args) != len(f.params):
         raise AdcoreError(f"{f.name} expects {len(f.params)} argument(s), got {len(args)}")
+    if getattr(f, "captures", ()):
+        raise AdcoreError(f"{f.name} reads values of the function traced around it: it runs only there")
     return [
         leaf
         for k, (t, a) in enumerate(zip(f.params, args))

@@ -29,5 +29,24 @@ class OpaqueCallError(AdcoreError):
         self.function = function
 
 
+class RangeError(AdcoreError, IndexError):
+    """A value known only at run time is outside its range (a loop's count); compiled code raises
+    `WasmRangeError` with the same message."""
+
+
 class WasmCompileError(AdcoreError, ValueError):
     """The Wasm engine refused to compile a module (e.g. a function beyond its size limits)."""
+
+
+def count_message(where: str, k: int, n: int) -> str:
+    """The error of a loop asked to run k times with room for n (the same text from the interpreter
+    and from compiled code)."""
+    return f"in {where}: loop count {k} is outside 0..{n}"
+
+
+def segment_message(where: str, s: int, last: int) -> str:
+    """The error of a `segment_sum` term sent to segment s of segments 0..last."""
+    return f"in {where}: segment {s} is outside 0..{last}"
+
+
+RANGE_MESSAGES = {"count": count_message, "segment": segment_message}  # kind of run-time check -> its error

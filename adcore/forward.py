@@ -4,7 +4,8 @@ Calling convention (the same as a user's custom JVP over `Dual`s): every Real le
 followed by its tangent dx, and likewise for results. Tangents that are known to be zero are `None`
 while transforming, so derivative code is only emitted for values that depend on the inputs' tangents.
 Results are cached on the function, and callees are transformed once each: a tower of k functions
-gives k derivative functions.
+gives k derivative functions. A fold carries the tangents of the carries that need one (those whose
+initial or next value has one, found by transforming its body until that set stops growing).
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ from collections.abc import Callable, Sequence
 from .builder import Builder
 from .errors import AdcoreError
 from .gc_pause import gc_paused
-from .ir import Atom, Block, Eqn, Function, Lit, Var
-from .types import Real, RefT, Type, is_real_leaf
+from .ir import Atom, Block, Eqn, Function, Lit, Var, loop_carries
+from .types import Real, RefT, Type, accumulated, is_real_leaf
 
 Tangent = Atom | None
 Rule = Callable[["JvpState", Eqn, list[Atom], list[Tangent]], list[tuple[Atom, Tangent]]]
@@ -79,7 +80,7 @@ class JvpState:
         self.b = Builder()
         self.primal: dict[Var, Atom] = {}
         self.tangent: dict[Var, Tangent] = {}
-        self.used_refs: set[Var] = set()
+        self.used_refs: set[Atom] = set()
 
     def p(self, a: Atom) -> Atom:
         return self.primal[a] if isinstance(a, Var) else a
@@ -97,7 +98,7 @@ class JvpState:
             args: list[Atom] = []
             tangents: list[Tangent] = []
             for a in e.args:  # a loop, not two comprehensions: each would cost a call
-                if a.__class__ is Var:
+                if type(a) is Var:
                     args.append(primal[a])
                     tangents.append(tangent.get(a))
                 else:
@@ -107,8 +108,8 @@ class JvpState:
             if prim in _STRUCTURED:
                 pairs = _STRUCTURED[prim](self, e, args, tangents)
             elif tangents.count(None) == len(tangents) or not _REAL_OUT[e.outs[0].ty]:
-                for o, x in zip(e.outs, self.b.record(prim, tuple(args), e.params)):  # no derivative
-                    primal[o], tangent[o] = x, None
+                for o, out in zip(e.outs, self.b.record(prim, tuple(args), e.params)):  # no derivative
+                    primal[o], tangent[o] = out, None
                 continue
             else:
                 pairs = JVP[prim](self, e, args, tangents)
@@ -132,44 +133,86 @@ class JvpState:
         return [(next(outs), next(outs) if is_real_leaf(o.ty) else None) for o in e.outs]
 
     def loop(self, e: Eqn, args: list[Atom], tangents: list[Tangent]) -> list[tuple[Atom, Tangent]]:
+        """A loop of the primal and tangent values: elements, accumulators and (a fold's) carries.
+        A carry has a tangent if its initial value has one or if its next value gets one in the
+        body; that set is found by transforming the body until it stops growing (the trial
+        transformations are thrown away)."""
+        c = loop_carries(e)
+        carries = e.params["body"].params[1 : 1 + c]
+        active = [j for j in range(c) if tangents[j] is not None and is_real_leaf(carries[j].ty)]
+        while c:
+            saved, self.b = self.b, Builder()
+            try:
+                next_tangents = self.loop_body(e, active)[1]
+            finally:
+                self.b = saved
+            grown = sorted({*active, *(j for j, dt in enumerate(next_tangents) if dt is not None)})
+            if grown == active:
+                break
+            active = grown
+        body, _, delems, used = self.loop_body(e, active)
+        d_inits = [dt if (dt := tangents[j]) is not None else self.b.zero(carries[j].ty) for j in active]
+        # arguments: the initial carries and their tangents, then the count (if any)
+        outs = iter(self.b.emit(e.prim, [*args[:c], *d_inits, *args[c:]], n=e.params["n"], body=body))
+        finals = [next(outs) for _ in range(c)]
+        d_finals = {j: next(outs) for j in active}
+        elem_outs = [next(outs) for _ in delems]
+        delem_outs = [next(outs) if d is not None else None for d in delems]
+        refs = e.params["body"].params[1 + c :]
+        acc_outs = [next(outs) for _ in refs]
+        dacc = {r: next(outs) for r in used}
+        return [
+            *((x, d_finals.get(j)) for j, x in enumerate(finals)),
+            *zip(elem_outs, delem_outs),
+            *((a, dacc.get(r)) for a, r in zip(acc_outs, refs)),
+        ]
+
+    def loop_body(self, e: Eqn, active: list[int]) -> tuple[Block, list[Tangent], list[Tangent], list[Var]]:
+        """The body of loop e's derivative, with tangents for the carries in `active`: (the block,
+        the tangents of the next carries, those of the elements, the refs whose tangent refs the
+        block accumulates into)."""
         body: Block = e.params["body"]
-        i, *refs = body.params
+        c = loop_carries(e)
+        i, carries, refs = body.params[0], body.params[1 : 1 + c], body.params[1 + c :]
         new_i = Var(i.ty)
         self.primal[i], self.tangent[i] = new_i, None
+        xs = [Var(p.ty) for p in carries]
+        dxs = {j: Var(carries[j].ty) for j in active}
+        for j, (p, x) in enumerate(zip(carries, xs)):
+            self.primal[p], self.tangent[p] = x, dxs.get(j)
         new_refs = [Var(r.ty) for r in refs]
-        tan_refs = {r: Var(r.ty) for r in refs if is_real_leaf(r.ty.of)}  # type: ignore[union-attr]
+        tan_refs = {r: Var(r.ty) for r in refs if is_real_leaf(accumulated(r.ty))}
         for r, nr in zip(refs, new_refs):
             self.primal[r], self.tangent[r] = nr, tan_refs.get(r)
         self.b.open_block()
         self.block(body)
-        elems = [self.p(r) for r in body.results]
-        delems = [self.t(r) for r in body.results]
+        nexts, elems = body.results[:c], body.results[c:]
+        next_tangents = [self.t(r) for r in nexts]
+        results = [self.p(r) for r in nexts] + [self.t_or_zero(nexts[j]) for j in active]
+        delems = [self.t(r) for r in elems]
+        results += [self.p(r) for r in elems] + [d for d in delems if d is not None]
         used = [r for r in refs if r in tan_refs and tan_refs[r] in self.used_refs]
         eqns = self.b.close_block()
-        new_body = Block(
-            (new_i, *new_refs, *(tan_refs[r] for r in used)),
-            tuple(eqns),
-            (*elems, *(d for d in delems if d is not None)),
-        )
-        outs = iter(self.b.emit("for", (), n=e.params["n"], body=new_body))
-        elem_outs = [next(outs) for _ in elems]
-        delem_outs = [next(outs) if d is not None else None for d in delems]
-        acc_outs = [next(outs) for _ in refs]
-        dacc = {r: next(outs) for r in used}
-        return [*zip(elem_outs, delem_outs), *((a, dacc.get(r)) for a, r in zip(acc_outs, refs))]
+        params = (new_i, *xs, *(dxs[j] for j in active), *new_refs, *(tan_refs[r] for r in used))
+        return Block(params, tuple(eqns), tuple(results)), next_tangents, delems, used
 
     def accum(self, e: Eqn, args: list[Atom], tangents: list[Tangent]) -> list[tuple[Atom, Tangent]]:
         ref, value, *idx = e.args
         self.b.emit("accum", args)
         dv = tangents[1]
-        dref = self.tangent.get(ref)  # type: ignore[arg-type]
+        dref = self.tangent.get(ref)  # type: ignore[arg-type]  # accum's first argument: its ref, a Var
         if dv is not None and dref is not None:
             self.used_refs.add(dref)
             self.b.emit("accum", [dref, dv, *args[2:]])
         return []
 
 
-_STRUCTURED: dict[str, Rule] = {"for": JvpState.loop, "accum": JvpState.accum, "call": JvpState.call}
+_STRUCTURED: dict[str, Rule] = {
+    "for": JvpState.loop,
+    "fold": JvpState.loop,
+    "accum": JvpState.accum,
+    "call": JvpState.call,
+}
 
 
 # -- rules for scalar primitives: (state, eqn, primals, tangents) -> [(primal out, tangent out)] ---------
@@ -220,11 +263,11 @@ def _div(s: JvpState, e: Eqn, xs: list[Atom], dxs: list[Tangent]) -> list[tuple[
     if db is not None:
         scaled = s.b.emit1("zmul", db, y)
         num = s.b.emit1("neg", scaled) if da is None else s.b.emit1("sub", da, scaled)
-    return [(y, s.b.emit1("zdiv", num, b))]
+    return [(y, s.b.emit1("zdiv", num, b))]  # type: ignore[arg-type]  # num: da or a sum, not None
 
 
 def _neg(s: JvpState, e: Eqn, xs: list[Atom], dxs: list[Tangent]) -> list[tuple[Atom, Tangent]]:
-    return [(s.b.emit1("neg", xs[0]), s.b.emit1("neg", dxs[0]))]  # type: ignore[arg-type]
+    return [(s.b.emit1("neg", xs[0]), s.b.emit1("neg", dxs[0]))]  # type: ignore[arg-type]  # run: dxs[0] set
 
 
 def _abs(s: JvpState, e: Eqn, xs: list[Atom], dxs: list[Tangent]) -> list[tuple[Atom, Tangent]]:
@@ -235,7 +278,7 @@ def _abs(s: JvpState, e: Eqn, xs: list[Atom], dxs: list[Tangent]) -> list[tuple[
 def _sqrt(s: JvpState, e: Eqn, xs: list[Atom], dxs: list[Tangent]) -> list[tuple[Atom, Tangent]]:
     y = s.b.emit1("sqrt", xs[0])
     twice = s.b.emit1("mul", Lit(2.0, Real), y)
-    return [(y, s.b.emit1("zdiv", dxs[0], twice))]  # type: ignore[arg-type]
+    return [(y, s.b.emit1("zdiv", dxs[0], twice))]  # type: ignore[arg-type]  # run: dxs[0] set
 
 
 def _minmax(s: JvpState, e: Eqn, xs: list[Atom], dxs: list[Tangent]) -> list[tuple[Atom, Tangent]]:

@@ -12,9 +12,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .convert import argument_leaves, call_impl, to_python
-from .errors import AdcoreError, DomainError
-from .ir import Block, Eqn, Function, Var
-from .types import Int, Real, Type, VecT
+from .errors import RANGE_MESSAGES, AdcoreError, DomainError, RangeError, count_message
+from .ir import Block, Eqn, Function, Var, loop_carries, loop_count
+from .types import Int, Real, Type, VecT, accumulated
 
 NAN = math.nan
 INF = math.inf
@@ -64,6 +64,13 @@ def _imod(a: int, b: int) -> int:
     return a - b * _idiv(a, b)
 
 
+def floor_int(a: float) -> int:
+    """floor(a) as an Int, saturated to [-2^31, 2^31 - 1], NaN as 0 (Wasm's i32.trunc_sat_f64_s)."""
+    if a != a:
+        return 0
+    return -(2**31) if a < -(2**31) else 2**31 - 1 if a >= 2**31 else math.floor(a)
+
+
 def _zmul(a: float, b: float) -> float:
     return 0.0 if a == 0 else a * b
 
@@ -100,6 +107,7 @@ EVAL: dict[str, Callable[..., Any]] = {
     "or": lambda a, b: a or b,
     "not": lambda a: not a,
     "i2f": float,
+    "floor_int": floor_int,
     "select": lambda c, a, b: a if c else b,
 }
 
@@ -139,7 +147,7 @@ class Interpreter:
 
     def block(self, f: Function, block: Block, env: dict[Var, Any]) -> None:
         for e in block.eqns:
-            args = [env[a] if isinstance(a, Var) else a.val for a in e.args]
+            args: list[Any] = [env[a] if isinstance(a, Var) else a.val for a in e.args]
             prim = e.prim
             if prim in EVAL:
                 out = EVAL[prim](*args)
@@ -160,6 +168,13 @@ class Interpreter:
                     env[o] = v
             elif prim == "for":
                 self.loop(f, e, env)
+            elif prim == "fold":
+                self.fold(f, e, env)
+            elif prim == "checked":
+                (i,) = args
+                if not 0 <= i < e.params["n"]:
+                    raise RangeError(RANGE_MESSAGES[e.params["kind"]](f.name, i, e.params["n"] - 1))
+                env[e.outs[0]] = i
             elif prim == "accum":
                 ref, value, *idx = args
                 target, k = ref, 0
@@ -172,17 +187,55 @@ class Interpreter:
     def loop(self, f: Function, e: Eqn, env: dict[Var, Any]) -> None:
         body: Block = e.params["body"]
         i_var, *refs = body.params
-        accs = [[zeros(r.ty.of)] for r in refs]  # type: ignore[union-attr]
-        for r, acc in zip(refs, accs):
-            env[r] = acc
+        accs = [[zeros(accumulated(r.ty))] for r in refs]
+        env.update(zip(refs, accs))
         columns: list[list[Any]] = [[] for _ in body.results]
-        for i in range(e.params["n"]):
+        n = e.params["n"]
+        count = trip_count(f, e, env)
+        for i in range(count):
             env[i_var] = i
             self.block(f, body, env)
             for col, r in zip(columns, body.results):
                 col.append(env[r] if isinstance(r, Var) else r.val)
+        for col, r in zip(columns, body.results):  # the iterations that did not run: zeros
+            col.extend(zeros(r.ty) for _ in range(n - count))
         for o, v in zip(e.outs, [*columns, *(acc[0] for acc in accs)]):
             env[o] = v
+
+    def fold(self, f: Function, e: Eqn, env: dict[Var, Any]) -> None:
+        body: Block = e.params["body"]
+        c = loop_carries(e)
+        i_var, carries, refs = body.params[0], body.params[1 : 1 + c], body.params[1 + c :]
+        state = [env[a] if isinstance(a, Var) else a.val for a in e.args[:c]]
+        accs = [[zeros(accumulated(r.ty))] for r in refs]
+        env.update(zip(refs, accs))
+        results, elems = body.results[:c], body.results[c:]
+        columns: list[list[Any]] = [[] for _ in elems]
+        n = e.params["n"]
+        count = trip_count(f, e, env)
+        for i in range(count):
+            env[i_var] = i
+            env.update(zip(carries, state))
+            self.block(f, body, env)
+            state = [env[r] if isinstance(r, Var) else r.val for r in results]
+            for col, r in zip(columns, elems):
+                col.append(env[r] if isinstance(r, Var) else r.val)
+        for col, r in zip(columns, elems):  # the iterations that did not run: zeros
+            col.extend(zeros(r.ty) for _ in range(n - count))
+        for o, v in zip(e.outs, [*state, *columns, *(acc[0] for acc in accs)]):
+            env[o] = v
+
+
+def trip_count(f: Function, e: Eqn, env: dict[Var, Any]) -> int:
+    """The number of iterations loop e runs: its static n, or its run-time count (checked)."""
+    n = e.params["n"]
+    count = loop_count(e)
+    if count is None:
+        return n
+    k: int = env[count] if isinstance(count, Var) else int(count.val)
+    if not 0 <= k <= n:
+        raise RangeError(count_message(f.name, k, n))
+    return k
 
 
 def _nan(v: Any) -> bool:

@@ -6,6 +6,18 @@ carry structure: `call` names another Function (the program is a DAG of function
 `for` carries a nested Block that runs once per index and may read any variable in scope (lexical
 scoping, like Rose). A `for` produces one array per body result plus the sums of what the body
 `accum`ulated into its reference parameters.
+
+`fold` is a loop that carries state: its body's parameters are (index, carried values, refs), its
+results the next carried values then its elements, and its arguments the initial carried values
+(then its count, if it has one); it produces the last carried values, one array per element result
+and the sums of its refs. Iterations run in order, each seeing the carries of the one before.
+
+A loop's trip count is static (`n`, the length of the arrays it makes) or given at run time: a `for`
+with one argument, an Int k with 0 <= k <= n, runs the indices i < k only; the elements of the
+iterations that do not run are zero, and so is what they would have accumulated. A k outside [0, n]
+is an error (the interpreter raises, compiled code stops with a trap naming the loop), never a read
+or write out of bounds. The count is an ordinary primal value: transformations pass it on unchanged,
+so the derivative of a counted loop is a loop over the same k.
 """
 
 from __future__ import annotations
@@ -13,13 +25,16 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, final
 
-from .types import Bool, Int, Real, Scalar, Type
+from .types import Bool, Int, Real, RefT, Scalar, Type
 
 _ids = itertools.count()
 
+LOOPS = frozenset({"for", "fold"})  # the primitives with a body Block
 
+
+@final  # no subclasses: code tests `type(a) is Var` (faster than isinstance; mypy narrows it)
 class Var:
     __slots__ = ("ty", "id")
 
@@ -31,6 +46,7 @@ class Var:
         return f"v{self.id}"
 
 
+@final  # as Var
 @dataclass(frozen=True)
 class Lit:
     val: float | int | bool
@@ -140,7 +156,7 @@ def callees(f: Function) -> tuple[Function, ...]:
                 prim = e.prim
                 if prim == "call":
                     seen.setdefault(id(e.params["fn"]), e.params["fn"])
-                elif prim == "for":
+                elif prim in LOOPS:
                     loop = True
                     blocks.append(e.params["body"])
         found = f.cache["callees"] = tuple(seen.values())
@@ -149,7 +165,7 @@ def callees(f: Function) -> tuple[Function, ...]:
 
 
 def has_loop(f: Function) -> bool:
-    """Whether f's body has a `for` (memoized)."""
+    """Whether f's body has a loop (memoized)."""
     if "has_loop" not in f.cache:
         callees(f)
     return f.cache["has_loop"]
@@ -190,7 +206,7 @@ def free_vars(block: Block) -> list[Var]:
             for a in e.args:
                 if isinstance(a, Var) and a not in defined:
                     seen.setdefault(a)
-            if e.prim == "for":
+            if e.prim in LOOPS:
                 visit(e.params["body"])
             defined.update(e.outs)
         for r in b.results:
@@ -201,8 +217,25 @@ def free_vars(block: Block) -> list[Var]:
     return list(seen)
 
 
+def loop_carries(e: Eqn) -> int:
+    """How many values a loop carries from one iteration to the next (a `for`: none)."""
+    if e.prim != "fold":
+        return 0
+    params = e.params["body"].params
+    c = 1
+    while c < len(params) and not isinstance(params[c].ty, RefT):
+        c += 1
+    return c - 1
+
+
+def loop_count(e: Eqn) -> Atom | None:
+    """The run-time trip count of a loop equation (None: it runs its static `n` times)."""
+    c = loop_carries(e)
+    return e.args[c] if len(e.args) > c else None
+
+
 def count_eqns(block: Block) -> int:
-    return sum(1 + (count_eqns(e.params["body"]) if e.prim == "for" else 0) for e in block.eqns)
+    return sum(1 + (count_eqns(e.params["body"]) if e.prim in LOOPS else 0) for e in block.eqns)
 
 
 __all__ = [
@@ -211,6 +244,7 @@ __all__ = [
     "Eqn",
     "Function",
     "Int",
+    "LOOPS",
     "Lit",
     "Real",
     "Var",
@@ -218,4 +252,6 @@ __all__ = [
     "callees",
     "free_vars",
     "has_loop",
+    "loop_carries",
+    "loop_count",
 ]

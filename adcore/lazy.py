@@ -8,16 +8,27 @@ not know what such values mean; it only hands them back.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, Protocol, cast
 
 
-def find_lazy(*values: Any) -> type | None:
+class LazyClass(Protocol):
+    """The class of lazy values: what adcore calls on it (its classmethods)."""
+
+    __adcore_lazy__: bool
+
+    def lazy_prim(self, prim: str, args: Sequence[Any]) -> Any: ...
+    def lazy_select(self, cond: Any, a: Any, b: Any) -> Any: ...
+    def lazy_call(self, fn: Any, args: Sequence[Any]) -> Any: ...
+
+
+def find_lazy(*values: Any) -> LazyClass | None:
     """The class of the first lazy value inside `values` (searching lists, tuples and dicts)."""
     stack = list(values)
     while stack:
         v = stack.pop()
         if getattr(type(v), "__adcore_lazy__", False):
-            return type(v)
+            return cast(LazyClass, type(v))
         if isinstance(v, (list, tuple)):
             stack.extend(v)
         elif isinstance(v, dict):

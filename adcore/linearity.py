@@ -7,9 +7,10 @@ the IR closed under nesting: the tangents of an inner derivative are ordinary Re
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TypeGuard
 
 from .errors import LinearityError
-from .ir import Atom, Block, Eqn, Function, Var
+from .ir import LOOPS, Atom, Block, Eqn, Function, Var, loop_carries
 
 # Primitives that may take tangents, and which argument positions may be tangents.
 LINEAR_POSITIONS: dict[str, tuple[int, ...]] = {
@@ -63,7 +64,7 @@ class Linearity:
         self.linear_eqns: set[int] = set()  # ids of equations that read or make a linear value
         self.block(f.body)
 
-    def is_linear(self, a: Atom) -> bool:
+    def is_linear(self, a: Atom) -> TypeGuard[Var]:
         return a in self.linear if type(a) is Var else False
 
     def eqn_is_linear(self, e: Eqn) -> bool:
@@ -78,17 +79,17 @@ class Linearity:
         linear = self.linear
         for e in block.eqns:
             for a in e.args:
-                if a.__class__ is Var and a in linear:
+                if type(a) is Var and a in linear:
                     break
             else:
-                if e.prim != "for" and e.prim != "call":
+                if e.prim != "for" and e.prim != "call" and e.prim != "fold":
                     continue  # primal work (most of it): reads no tangent, so makes none
-            lin_args = [a in linear if a.__class__ is Var else False for a in e.args]
+            lin_args = [a in linear if type(a) is Var else False for a in e.args]
             self.equation(e, lin_args)
             if (
                 True in lin_args
                 or any(o in linear for o in e.outs)
-                or (e.prim == "for" and self.loop_touches_linear(e.params["body"]))
+                or (e.prim in LOOPS and self.loop_touches_linear(e.params["body"]))
             ):
                 self.linear_eqns.add(id(e))
                 touched = True
@@ -96,11 +97,22 @@ class Linearity:
 
     def equation(self, e: Eqn, lin_args: list[bool]) -> None:
         """Propagate linearity through one equation; refuse nonlinear uses of tangents."""
-        if e.prim == "for":
+        if e.prim in LOOPS:
             body: Block = e.params["body"]
-            self.block(body)
-            _, *refs = body.params
-            flags = [self.is_linear(r) for r in body.results] + [r in self.linear for r in refs]
+            c = loop_carries(e)
+            carries, refs = body.params[1 : 1 + c], body.params[1 + c :]
+            # a carry is linear if its initial value is, or (until nothing changes) its next value
+            self.linear.update(p for p, m in zip(carries, lin_args) if m)
+            while True:
+                self.block(body)
+                grown = [
+                    p for p, r in zip(carries, body.results) if p not in self.linear and self.is_linear(r)
+                ]
+                if not grown:
+                    break
+                self.linear.update(grown)
+            flags = [p in self.linear for p in carries]
+            flags += [self.is_linear(r) for r in body.results[c:]] + [r in self.linear for r in refs]
             self.linear.update(o for o, m in zip(e.outs, flags) if m)
         elif e.prim == "call":
             if any(lin_args):
@@ -109,7 +121,7 @@ class Linearity:
                 self.linear.update(o for o, m in zip(e.outs, call_out_mask(g, mask)) if m)
         elif True in lin_args:
             if len(lin_args) <= 4:  # scalar primitives: a few patterns, each checked once
-                key = (e.prim, *lin_args)
+                key: tuple[str | bool, ...] = (e.prim, *lin_args)
                 why = _NOT_LINEAR.get(key, "")
                 if why == "":
                     why = _NOT_LINEAR[key] = _why_not_linear(e.prim, lin_args)
@@ -118,7 +130,7 @@ class Linearity:
             if why is not None:
                 raise LinearityError(f"in {self.f.name}: {why}")
             if e.prim == "accum":
-                self.linear.add(e.args[0])  # type: ignore[arg-type]
+                self.linear.add(e.args[0])  # type: ignore[arg-type]  # accum's first argument: its ref, a Var
             else:
                 self.linear.update(e.outs)
 

@@ -9,6 +9,10 @@
 A value heavier than `max_weight` alone is not stored (it would evict everything else), and
 replaces no older value of its key. It lives in adcore, the lowest layer, because adcore's module
 cache uses it too (adcore imports nothing of energies).
+
+Why not cachetools: its `LRUCache` bounds one total (`maxsize`, counted by `getsizeof`), so it cannot
+bound entries and bytes at once, it raises on a value larger than the bound instead of skipping it,
+it keeps no hit counts, and it is not thread-safe (the workers' compile threads share these caches).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .ir import Atom, Block, Eqn, Function, call_graph
+from .ir import LOOPS, Atom, Block, Eqn, Function, call_graph, loop_carries, loop_count
 
 
 def show_program(f: Function) -> str:
@@ -36,14 +36,21 @@ def _eqn(e: Eqn, lines: list[str], depth: int) -> None:
     pad = "  " * depth
     outs = ", ".join(f"{o!r}: {o.ty!r}" for o in e.outs)
     lhs = f"let {outs} = " if e.outs else ""
-    if e.prim == "for":
+    if e.prim in LOOPS:  # for i in 0..n, refs {...}; fold i in 0..n with carry = init, refs {...}
         body: Block = e.params["body"]
-        i, *refs = body.params
+        c = loop_carries(e)
+        i, carries, refs = body.params[0], body.params[1 : 1 + c], body.params[1 + c :]
+        state = ", ".join(f"{p!r}: {p.ty!r} = {a!r}" for p, a in zip(carries, e.args))
+        carried = f" with {state}" if c else ""
         accs = "".join(f", {r!r}: {r.ty!r}" for r in refs)
-        lines.append(f"{pad}{lhs}for {i!r} in 0..{e.params['n']}{accs} {{")
+        count = loop_count(e)
+        upto = f"{count!r} (of {e.params['n']})" if count is not None else f"{e.params['n']}"
+        lines.append(f"{pad}{lhs}{e.prim} {i!r} in 0..{upto}{carried}{accs} {{")
         _block(body, lines, depth + 1)
         lines.append(pad + "}")
         return
     name = e.params["fn"].name if e.prim == "call" else e.prim
     extra = f" <{e.params['ty']!r}>" if e.prim == "zeros" else ""
+    if e.prim == "checked":
+        extra = f" <{e.params['kind']} < {e.params['n']}>"
     lines.append(f"{pad}{lhs}{name}{extra}({_atoms(e.args)})")

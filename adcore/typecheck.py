@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 
 from .errors import AdcoreTypeError
-from .ir import Block, Function, Var
+from .ir import LOOPS, Block, Function, Var
 from .prims import result_types
 from .types import RefT
 
@@ -52,7 +52,7 @@ def _check_block(f: Function, block: Block, scope: set[Var]) -> None:
             raise AdcoreTypeError(
                 f"{f.name}: {e.prim} produces {want}, outputs typed {[o.ty for o in e.outs]}"
             )
-        if e.prim == "for":
+        if e.prim in LOOPS:
             _check_block(f, e.params["body"], local)
         for o in e.outs:
             _define(f, o, local)

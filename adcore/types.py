@@ -68,6 +68,13 @@ class TanT(Scalar):
 
 Type = Scalar | VecT | StructT | RefT
 
+
+def accumulated(t: Type) -> Type:
+    """The type an accumulator of type t (a RefT: a loop body's ref parameter) accumulates."""
+    assert isinstance(t, RefT), t
+    return t.of
+
+
 Real = Scalar("Real")
 Int = Scalar("Int")
 Bool = Scalar("Bool")

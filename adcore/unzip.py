@@ -4,8 +4,12 @@
 
 as in "You Only Linearize Once". Top-level primal work goes to `fwd` and is passed to `lin` as
 residuals. Inside loops, `lin` recomputes the primal part of each iteration instead of storing it
-(iterations are independent, so this costs one extra primal pass and no tape memory). A call with
-tangent arguments is split the same way, recursively, so the call graph is preserved.
+(iterations are independent, so this costs one extra primal pass and no tape memory). A fold's
+iterations depend on the carries before them, which an iteration cannot recompute: its primal loop
+keeps, one per step, the carries the linear part reads (n values per carry, all of them rather than
+checkpoints: a scalar carry of 100,000 steps is 0.8 MB, and recomputing from checkpoints would cost
+another primal pass), and the linear fold reads them back. A call with tangent arguments is split
+the same way, recursively, so the call graph is preserved.
 
 Residuals stay bounded through calls. A callee's residuals become its caller's, so in a call DAG whose
 functions call the level below twice they would double with every level (2^30 values at depth 30).
@@ -19,11 +23,13 @@ primal pass of such callees per derivative.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
-from .dce import dce_function
+from .dce import dce_eqns, dce_function
 from .errors import LinearityError
-from .ir import Atom, Block, Eqn, Function, Lit, Var, free_vars
+from .ir import LOOPS, Atom, Block, Eqn, Function, Lit, Var, free_vars, loop_carries
 from .linearity import Linearity, call_mask
+from .types import VecT
 
 RESIDUAL_LIMIT = 64  # residual leaves a call may hand to its caller before it is checkpointed
 
@@ -104,7 +110,7 @@ class Unzipper:
         recomputes, so the residuals of its calls never become the function's)."""
         if e.prim == "call":
             return self.split_call(e, top)
-        if e.prim == "for":
+        if e.prim in LOOPS:
             return self.split_loop(e)
         return [], [e]
 
@@ -127,28 +133,48 @@ class Unzipper:
         return [fwd_call], [lin_call]
 
     def split_loop(self, e: Eqn) -> tuple[list[Eqn], list[Eqn]]:
+        """A loop becomes a primal loop and a linear loop over the same indices (and count). The
+        linear loop recomputes each iteration's primal work; a fold's primal carries, which an
+        iteration cannot recompute, are kept by the primal loop, one array element per iteration,
+        for those the linear part reads (n values per carry: the memory reverse mode costs)."""
         body: Block = e.params["body"]
-        i, *refs = body.params
-        n_elems = len(body.results)
-        elem_lin = [self.linear(r) for r in body.results]
+        c = loop_carries(e)
+        i, carries, refs = body.params[0], body.params[1 : 1 + c], body.params[1 + c :]
+        inits, count = e.args[:c], e.args[c:]
+        nexts, elems = body.results[:c], body.results[c:]
+        n = e.params["n"]
+        carry_lin = [self.linear(p) for p in carries]
+        elem_lin = [self.linear(r) for r in elems]
         ref_lin = [self.linear(r) for r in refs]
+        lin_results = tuple(r for r, m in zip(body.results, carry_lin + elem_lin) if m)
+        l_eqns = self.linear_part(body.eqns)
+        kept: list[Var] = []  # the primal carries the linear part reads
+        if not all(carry_lin):
+            live = {r for r in lin_results if isinstance(r, Var)}
+            l_eqns = dce_eqns(tuple(l_eqns), live, accum_targets(l_eqns))
+            read = set(free_vars(Block((), tuple(l_eqns), lin_results)))
+            kept = [p for p, m in zip(carries, carry_lin) if not m and p in read]
+        saved = [Var(VecT(n, p.ty)) for p in kept]
+        finals, elem_outs, ref_outs = e.outs[:c], e.outs[c : len(body.results)], e.outs[len(body.results) :]
         primal: list[Eqn] = []
-        if not all(elem_lin) or not all(ref_lin):
+        if not all(carry_lin) or not all(elem_lin) or not all(ref_lin):
             p_body = Block(
-                (i, *(r for r, m in zip(refs, ref_lin) if not m)),
+                (i, *_unmarked(carries, carry_lin), *_unmarked(refs, ref_lin)),
                 tuple(self.primal_part(body.eqns)),
-                tuple(r for r, m in zip(body.results, elem_lin) if not m),
+                (*_unmarked(nexts, carry_lin), *_unmarked(elems, elem_lin), *kept),
             )
-            outs = [o for o, m in zip(e.outs, elem_lin + ref_lin) if not m]
-            primal.append(Eqn(tuple(outs), "for", (), {"n": e.params["n"], "body": p_body}))
+            outs = (*_unmarked(finals, carry_lin), *_unmarked(elem_outs, elem_lin), *saved)
+            outs += _unmarked(ref_outs, ref_lin)
+            args = (*_unmarked(inits, carry_lin), *count)
+            p_carried = len(carries) - sum(carry_lin)
+            primal.append(Eqn(outs, "fold" if p_carried else "for", args, {"n": n, "body": p_body}))
+        loads = tuple(Eqn((p,), "index", (a, i)) for p, a in zip(kept, saved))
         l_body = Block(
-            (i, *(r for r, m in zip(refs, ref_lin) if m)),
-            tuple(self.linear_part(body.eqns)),
-            tuple(r for r, m in zip(body.results, elem_lin) if m),
+            (i, *_marked(carries, carry_lin), *_marked(refs, ref_lin)), loads + tuple(l_eqns), lin_results
         )
-        outs = [o for o, m in zip(e.outs, elem_lin + ref_lin) if m]
-        linear = [Eqn(tuple(outs), "for", (), {"n": e.params["n"], "body": l_body})]
-        assert len(e.outs) == n_elems + len(refs)
+        outs = (*_marked(finals, carry_lin), *_marked(elem_outs, elem_lin), *_marked(ref_outs, ref_lin))
+        args = (*_marked(inits, carry_lin), *count)
+        linear = [Eqn(outs, "fold" if any(carry_lin) else "for", args, {"n": n, "body": l_body})]
         return primal, linear
 
     def primal_part(self, eqns: tuple[Eqn, ...]) -> list[Eqn]:
@@ -157,7 +183,7 @@ class Unzipper:
         for e in eqns:
             if not self.lin_info.eqn_is_linear(e):
                 out.append(e)
-            elif e.prim in ("call", "for"):
+            elif e.prim == "call" or e.prim in LOOPS:
                 out.extend(self.split(e)[0])
         return out
 
@@ -173,6 +199,27 @@ class Unzipper:
             out.extend(primal)
             out.extend(linear)
         return out
+
+
+def _marked(xs: tuple[Atom, ...] | list[Any], mask: list[bool]) -> tuple[Any, ...]:
+    return tuple(x for x, m in zip(xs, mask) if m)
+
+
+def _unmarked(xs: tuple[Atom, ...] | list[Any], mask: list[bool]) -> tuple[Any, ...]:
+    return tuple(x for x, m in zip(xs, mask) if not m)
+
+
+def accum_targets(eqns: list[Eqn]) -> set[Var]:
+    """The refs that `accum`s of these equations (and of their loop bodies) write into."""
+    found: set[Var] = set()
+    blocks = [eqns]
+    while blocks:
+        for e in blocks.pop():
+            if e.prim == "accum":
+                found.add(e.args[0])  # type: ignore[arg-type]  # accum's first argument: its ref, a Var
+            elif e.prim in LOOPS:
+                blocks.append(list(e.params["body"].eqns))
+    return found
 
 
 def checkpointed(g: Function, mask: tuple[bool, ...], u: Unzipped) -> tuple[Function, Function]:
@@ -215,16 +262,16 @@ def checkpointed(g: Function, mask: tuple[bool, ...], u: Unzipped) -> tuple[Func
 
 def substitute_block(block: Block, sub: dict[Var, Var]) -> Block:
     def atom(a: Atom) -> Atom:
-        return sub.get(a, a) if isinstance(a, Var) else a  # type: ignore[arg-type]
+        return sub.get(a, a) if isinstance(a, Var) else a
 
     eqns: list[Eqn] = []
     for e in block.eqns:
         params = e.params
-        if e.prim == "for":
+        if e.prim in LOOPS:
             params = {**params, "body": substitute_block(params["body"], sub)}
         args = e.args
         for a in args:  # most equations read no substituted variable: keep those as they are
-            if a.__class__ is Var and a in sub:
+            if type(a) is Var and a in sub:
                 args = tuple([atom(x) for x in args])
                 break
         eqns.append(e if args is e.args and params is e.params else Eqn(e.outs, e.prim, args, params))

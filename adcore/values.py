@@ -2,25 +2,43 @@
 
 A `Sym` wraps one scalar IR atom; an `Arr` wraps the leaves of one user array (one IR array per
 struct field of the element type); structs are plain Python dicts. Arithmetic on them emits IR into
-the builder of the function being traced.
+the builder of the function being traced; on arrays it is elementwise (`elementwise`). A Python
+sequence that is also an adcore array (its `__adcore_array__`, another library's lazily unrolled
+list) is passed to functions as that array.
+
+Closures: a function traced while another is (`fn` inside a body) may read the enclosing trace's
+values. Each one it reads becomes an extra parameter of the inner function (`Captures`), and every
+call passes the outer value (itself captured in turn by a function traced in between), so a
+derivative of the inner function holds it constant and a derivative of the outer one sees it as an
+argument: no perturbation confusion. A value of a loop body or function that is no longer being
+traced is still an error.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, final
 
 from .builder import Builder
 from .errors import AdcoreTypeError, TraceError
-from .ir import Atom, Lit
+from .ir import Atom, Lit, Var
 from .lazy import find_lazy
 from .types import Bool, Int, Real, Scalar, StructT, Type, VecT, as_type, leaf_types
 
 
+class Captures:
+    """The values of enclosing traces a function being traced reads: each outer atom's parameter,
+    and the outer values in order of capture (what its calls pass after their arguments)."""
+
+    def __init__(self) -> None:
+        self.params: dict[Var, Var] = {}
+        self.outer: list[Sym] = []
+
+
 class TraceState(threading.local):
     def __init__(self) -> None:
-        self.stack: list[tuple[Builder, str]] = []
+        self.stack: list[tuple[Builder, str, Captures]] = []
 
 
 STATE = TraceState()
@@ -137,11 +155,10 @@ def _is_int(*xs: Any) -> bool:
     )
 
 
-def lift(x: Any, like: Scalar | None = None, builder: Builder | None = None) -> Atom:
+def lift(x: Any, like: Type | None = None, builder: Builder | None = None) -> Atom:
     """A Python scalar or Sym as an atom (Python ints become Reals next to Reals)."""
     if isinstance(x, Sym):
-        check_scope(x, builder)
-        return x.atom
+        return scoped(x.atom, x.block, builder)
     if isinstance(x, bool):
         return Lit(x, Bool)
     if isinstance(x, int):
@@ -151,15 +168,37 @@ def lift(x: Any, like: Scalar | None = None, builder: Builder | None = None) -> 
     raise TraceError(f"in {current_name()}: expected a scalar, got {type(x).__name__} {x!r}")
 
 
-def check_scope(x: Sym | Arr, builder: Builder | None = None) -> None:
+def scoped(atom: Atom, block: list[Any], builder: Builder | None = None) -> Atom:
+    """The atom standing for a value computed in `block`, here: the atom itself in its own function
+    (in a block still open), the parameter capturing it in a function traced inside that one."""
     blocks = (builder or current_builder()).blocks
-    if x.block is blocks[-1]:  # the common case: computed in the block being traced
-        return
-    if not any(x.block is b for b in blocks):
+    if block is blocks[-1] or type(atom) is Lit:  # the common case: computed in the block traced
+        return atom
+    for b in blocks:
+        if block is b:
+            return atom
+    return capture(atom, block)
+
+
+def capture(atom: Var, block: list[Any]) -> Var:
+    captures = STATE.stack[-1][2]
+    found = captures.params.get(atom)
+    if found is not None:
+        return found
+    if not any(block is b for trace in STATE.stack[:-1] for b in trace[0].blocks):
         raise TraceError(
             f"in {current_name()}: a value is used outside the function or loop body that computed it "
-            "(an adcore function cannot capture a value of another function's trace; pass it as a parameter)"
+            "(a loop body's values stay in it; a function may read those of the functions traced around it)"
         )
+    param = captures.params[atom] = Var(atom.ty)
+    outer = Sym.__new__(Sym)
+    outer.atom, outer.block = atom, block
+    captures.outer.append(outer)
+    return param
+
+
+def scoped_leaves(x: Arr) -> list[Atom]:
+    return [scoped(a, x.block) for a in x.leaves]
 
 
 def to_real(a: Atom) -> Atom:
@@ -179,10 +218,14 @@ def eager(prim: str, *xs: Any) -> Any:
     return EVAL[prim](*xs)
 
 
-def binary(prim: str, a: Any, b: Any, *, real: bool = False) -> Sym:
+def binary(prim: str, a: Any, b: Any, *, real: bool = False) -> Any:
+    """prim(a, b): a Sym while tracing (an Arr elementwise on arrays), else a Python number or what
+    a lazy value's class makes of it."""
     if not STATE.stack and not isinstance(a, Sym) and not isinstance(b, Sym):
         lazy = find_lazy(a, b)
         return lazy.lazy_prim(prim, (a, b)) if lazy else eager(prim, a, b)
+    if type(a) is Arr or type(b) is Arr:
+        return elementwise(prim, (a, b), real)
     builder = current_builder()
     like = a.atom.ty if isinstance(a, Sym) else b.atom.ty if isinstance(b, Sym) else None
     x, y = lift(a, like, builder), lift(b, like, builder)
@@ -193,11 +236,49 @@ def binary(prim: str, a: Any, b: Any, *, real: bool = False) -> Sym:
     return Sym(builder.emit1(prim, x, y), builder)
 
 
-def unary(prim: str, a: Any) -> Sym:
+def unary(prim: str, a: Any) -> Any:
+    """prim(a), as `binary`."""
     if not STATE.stack and not isinstance(a, Sym):
         lazy = find_lazy(a)
         return lazy.lazy_prim(prim, (a,)) if lazy else eager(prim, a)
+    if type(a) is Arr:
+        return elementwise(prim, (a,), False)
     return Sym(current_builder().emit1(prim, lift(a)))
+
+
+def elementwise(prim: str, operands: tuple[Any, ...], real: bool) -> Arr:
+    """prim applied element by element to arrays of one length (nested arrays too), scalars
+    broadcast: one loop."""
+    arrays = [x for x in operands if type(x) is Arr]
+    n = arrays[0].ty.n
+    for x in arrays:
+        if x.ty.n != n or not _of_scalars(x.ty):
+            shapes = ", ".join(repr(y.ty) if type(y) is Arr else describe(y) for y in operands)
+            raise AdcoreTypeError(
+                f"in {current_name()}: {prim} elementwise needs arrays of one length of scalars or "
+                f"arrays, got {shapes}"
+            )
+    b = current_builder()
+    for x in operands:
+        if type(x) is not Arr:
+            lift(x, None, b)  # a broadcast scalar (checked here, read in the loop)
+
+    def body(i: Any, _: Any) -> list[Atom]:
+        idx = Sym(i, b)
+        elems = [x[idx] if type(x) is Arr else x for x in operands]
+        out = binary(prim, *elems, real=real) if len(elems) == 2 else unary(prim, *elems)
+        return [out.leaves[0] if type(out) is Arr else out.atom]
+
+    (leaf,) = b.loop(n, body)
+    assert isinstance(leaf.ty, VecT)  # a loop's element result: an array
+    return Arr(leaf.ty, [leaf])
+
+
+def _of_scalars(t: Type) -> bool:
+    """Whether t is an array of scalars or of such arrays (no structs)."""
+    while isinstance(t, VecT):
+        t = t.elem
+    return isinstance(t, Scalar)
 
 
 def floor(a: Any) -> Sym:
@@ -219,6 +300,10 @@ def int_power(x: Sym, k: int) -> Sym:
     return result if result is not None else binary("add", 0.0 * x, 1.0)
 
 
+Index = Sym | int  # the index a loop hands its body: a traced Int, or a Python int outside a trace
+
+
+@final  # no subclasses: code tests `type(x) is Arr`
 class Arr:
     """A user array value: `ty` is its user type, `leaves` its IR arrays (one per element leaf)."""
 
@@ -233,21 +318,54 @@ class Arr:
         return self.ty.n
 
     def __getitem__(self, i: Any) -> Any:
-        check_scope(self)
         b = current_builder()
+        leaves = self.leaves if self.block is b.blocks[-1] else scoped_leaves(self)
         if isinstance(i, int) and not isinstance(i, bool):
             if not -self.ty.n <= i < self.ty.n:
                 raise TraceError(f"in {current_name()}: index {i} out of range for {self.ty!r}")
             idx: Atom = Lit(i % self.ty.n, Int)
         elif isinstance(i, Sym) and i.ty == Int:
-            check_scope(i)
-            idx = i.atom
+            idx = lift(i, None, b)
         else:
             raise TraceError(f"in {current_name()}: array index must be an int or symbolic Int, got {i!r}")
-        return unflatten(self.ty.elem, [b.emit1("index", leaf, idx) for leaf in self.leaves])
+        return unflatten(self.ty.elem, [b.emit1("index", leaf, idx) for leaf in leaves])
 
     def __iter__(self) -> Any:
         return (self[i] for i in range(self.ty.n))
+
+    # elementwise arithmetic, scalars broadcast (`elementwise`)
+    def __add__(self, o: Any) -> Arr:
+        return elementwise("add", (self, o), False)
+
+    def __radd__(self, o: Any) -> Arr:
+        return elementwise("add", (o, self), False)
+
+    def __sub__(self, o: Any) -> Arr:
+        return elementwise("sub", (self, o), False)
+
+    def __rsub__(self, o: Any) -> Arr:
+        return elementwise("sub", (o, self), False)
+
+    def __mul__(self, o: Any) -> Arr:
+        return elementwise("mul", (self, o), False)
+
+    def __rmul__(self, o: Any) -> Arr:
+        return elementwise("mul", (o, self), False)
+
+    def __truediv__(self, o: Any) -> Arr:
+        return elementwise("div", (self, o), True)
+
+    def __rtruediv__(self, o: Any) -> Arr:
+        return elementwise("div", (o, self), True)
+
+    def __neg__(self) -> Arr:
+        return elementwise("neg", (self,), False)
+
+    def __pos__(self) -> Arr:
+        return self
+
+    def __abs__(self) -> Arr:
+        return elementwise("abs", (self,), False)
 
     def __bool__(self) -> bool:
         return True
@@ -287,11 +405,12 @@ def flatten(ty: Type, value: Any, where: str) -> list[Atom]:
             raise AdcoreTypeError(f"{where}: expected {ty!r}, got {atom.ty!r}")
         return [atom]
     if isinstance(ty, VecT):
+        if not isinstance(value, (Arr, list, tuple)):
+            value = getattr(value, "__adcore_array__", value)  # a sequence that is also an array
         if isinstance(value, Arr):
             if leaf_types(value.ty) != leaf_types(ty):
                 raise AdcoreTypeError(f"{where}: expected {ty!r}, got {value.ty!r}")
-            check_scope(value)
-            return list(value.leaves)
+            return scoped_leaves(value)
         if not isinstance(value, (list, tuple)):
             raise AdcoreTypeError(f"{where}: expected {ty!r}, got {describe(value)}")
         if len(value) != ty.n:
@@ -332,6 +451,8 @@ def type_of(value: Any) -> Type:
         return Real
     if isinstance(value, dict):
         return as_type({k: type_of(v) for k, v in value.items()})
+    if hasattr(value, "__adcore_array__"):
+        return value.__adcore_array__.ty
     if isinstance(value, (list, tuple)) and value:
         return VecT(len(value), type_of(value[0]))
     raise TraceError(f"in {current_name()}: cannot infer the type of {describe(value)}")

@@ -14,6 +14,7 @@ import argparse
 import math
 import multiprocessing
 import os
+import sys
 import time
 import zlib
 from pathlib import Path
@@ -21,8 +22,16 @@ from pathlib import Path
 import numpy as np
 
 from adcore.wasm.libm import LIBM, libm_module, public_names
-from adcore.wasm.libm_oracle import TRIG_ACCURATE_LIMIT, edge_points, reference, sample_points, ulp_distance
 from adcore.wasm.runtime import Instance
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the oracle is test support (tests/adcore)
+from tests.adcore.libm_oracle import (  # noqa: E402
+    TRIG_ACCURATE_LIMIT,
+    edge_points,
+    reference,
+    sample_points,
+    ulp_distance,
+)
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "libm-accuracy.md"
 BATCH = 1 << 16

@@ -11,6 +11,11 @@ what became of the starts sent to them (used / run here after all / discarded); 
 overhead: start 1 run in a fresh worker, then again in the same worker, minus the same start here;
 the ratio of CPU seconds (this process and its workers) and the load average when the trio began.
 On a shared machine, compare ratios measured in the same sitting, never absolute times.
+
+The closing verdict is the rule parallel_starts is kept by: over the trios where workers were
+forked, the speedup (median one-process time / median parallel time) must be at least
+``KEEP_SPEEDUP`` on an idle machine. It is judged only when every trio began with a 1-minute load
+average below ``IDLE_LOAD``; otherwise the verdict says the machine was busy and decides nothing.
 """
 
 from __future__ import annotations
@@ -37,6 +42,8 @@ from service.trios import load_trio
 from service.workers.warm_up import warm_up
 
 REPO = Path(__file__).resolve().parents[1]
+KEEP_SPEEDUP = 1.3  # issue 30: parallel starts stay only if they win this much wall time, idle
+IDLE_LOAD = 0.5  # 1-minute load average below which the machine counts as idle
 
 REGISTRY = REPO / ".." / "shared" / "penrose-registry"
 # From small to large per-start work (evaluations of start 0 in parentheses, measured on main).
@@ -129,6 +136,8 @@ def main() -> None:
         " | workers (starts used/here/discarded) | worker overhead ms: first start / next"
         " | CPU ratio | load"
     )
+    speedups: list[float] = []  # of the trios whose portfolio forked workers
+    loads: list[float] = []
     for key in args.keys:
         problem, starts = problem_of(key)
         ones, manys, cpu_ones, cpu_manys = [], [], [], []
@@ -154,6 +163,22 @@ def main() -> None:
             f" | {fresh * 1e3:.0f} / {again * 1e3:.0f} | {cpu_ratio:.2f} | {load:.1f}",
             flush=True,
         )
+        loads.append(load)
+        if stats.forked:
+            speedups.append(1 / ratio)
+    print(verdict(speedups, loads))
+
+
+def verdict(speedups: list[float], loads: list[float]) -> str:
+    """The keep-or-remove rule of the module docstring, from the trios that forked."""
+    if not speedups:
+        return "verdict: no trio forked workers; nothing to judge"
+    low, mid, high = min(speedups), statistics.median(speedups), max(speedups)
+    seen = f"speedup over {len(speedups)} forking trios {low:.2f}-{high:.2f}x (median {mid:.2f}x)"
+    if max(loads) >= IDLE_LOAD:
+        return f"verdict: none (busy machine, load {min(loads):.1f}-{max(loads):.1f}); {seen}"
+    decision = "keep" if mid >= KEEP_SPEEDUP else "remove"
+    return f"verdict: {decision} parallel starts (needs a median {KEEP_SPEEDUP}x, idle); {seen}"
 
 
 if __name__ == "__main__":

@@ -9,7 +9,8 @@ Three things happen to Nodes later:
 - `signature(value)` abstracts numbers into slots: values of one signature are computed by one
   adcore function, whatever their numbers (this is how compiled code stays proportional to the
   number of *kinds* of goals, not to the number of goals);
-- `replay(value, inputs, consts)` rebuilds the value from traced slot values inside that function;
+- `replay(value, inputs, consts)` rebuilds the value from traced slot values inside that function
+  (a long list of plain slots, such as a polygon's points, also as one adcore array: `LoopList`);
 - `evaluate(value, x)` computes it on numbers (for rendering after optimization).
 """
 
@@ -40,8 +41,8 @@ class UnknownBranchError(Exception):
 
 class Node:
     """op: "input" (static = slot), a primitive name ("add", "sin" ...), "select", "ipow"
-    (static = exponent), "call" (static = adcore Fn; args = its arguments) or "part" (static =
-    path into a call's result)."""
+    (static = exponent), "call" (static = adcore Fn or `Deferred`; args = its arguments) or "part"
+    (static = path into a call's result)."""
 
     __adcore_lazy__ = True
     __slots__ = ("op", "args", "static")
@@ -140,6 +141,32 @@ class Node:
 
     def __ge__(self, o: Any) -> Any:
         return binary("ge", self, o)
+
+
+class Deferred:
+    """A library function returning one number (a `call` Node's static), run when its Node is
+    replayed or evaluated rather than when it is called: on a long list of unknowns, a function written for
+    loops then sees the list as one array (`LoopList`) instead of recording an unrolled DAG. One
+    object per function (`deferred`), so that its calls share a signature."""
+
+    def __init__(self, impl: Callable[..., Any], name: str):
+        from adcore import Real
+
+        self.impl, self.name, self.ret = impl, name, Real
+
+    def __call__(self, *args: Any) -> Any:
+        return self.impl(*args)
+
+
+_DEFERRED: dict[Callable[..., Any], Deferred] = {}
+
+
+def deferred_call(impl: Callable[..., Any], name: str, args: Sequence[Any]) -> Any:
+    """impl(*args) as a Node, run when replayed (see `Deferred`)."""
+    found = _DEFERRED.get(impl)
+    if found is None:
+        found = _DEFERRED[impl] = Deferred(impl, name)
+    return Node.lazy_call(found, args)
 
 
 def _parts(call: Node, ty: Any, path: tuple[Any, ...]) -> Any:
@@ -269,6 +296,87 @@ class _Canonical:
 # -- replay inside a trace, and evaluation on numbers -----------------------------------------------
 
 
+# Lists of plain slots at least this long are replayed as arrays (`LoopList`): far above Penrose's
+# registry (its longest polygon has 100 points), whose goals keep their unrolled code bit for bit.
+LOOP_MIN = 256
+
+
+class SlotReader:
+    """The slots of one vector (a kind function's inputs or constants, an adcore array), read in
+    order: `next` gives the next slot's value; `position` is how many were read."""
+
+    def __init__(self, source: Any):
+        self.source = source
+        self.position = 0
+
+    def __iter__(self) -> SlotReader:
+        return self
+
+    def __next__(self) -> Any:
+        value = self.source[self.position]
+        self.position += 1
+        return value
+
+
+MAX_UNROLLED = 5_000  # elements of a LoopList code not written for loops may read (and unroll)
+
+
+class LoopList(Sequence[Any]):
+    """A replayed list of plain slots (numbers, unknowns, or short lists of them, all in one
+    pattern), as one adcore array: `array`, gathered from the slot vectors by one loop. Library code
+    written for loops reads `array` and `len`, and adcore functions called with it take the array as
+    it is (`__adcore_array__`), so code size does not grow with the length. Any other code reads it
+    as the list it always was: each reading makes the elements (index instructions the builder
+    numbers, so none is emitted twice in one scope), up to MAX_UNROLLED of them; beyond, reading
+    them is a SizeLimitError, not a module too large to compile."""
+
+    def __init__(self, array: Any, n: int, element: Callable[[int], Any]):
+        self.array = array
+        self._n = n
+        self._element = element
+
+    @property
+    def __adcore_array__(self) -> Any:
+        return self.array
+
+    def __len__(self) -> int:
+        return self._n
+
+    def items(self) -> list[Any]:
+        if self._n > MAX_UNROLLED:
+            from energies.limits import SizeLimitError
+
+            raise SizeLimitError(
+                f"a list of {self._n:,} elements reached library code that unrolls over them (at "
+                f"most {MAX_UNROLLED:,}); functions written as loops (maxList, sum, perimeter, "
+                "elasticEnergy, bounding boxes of polygons...) take up to the shape limit"
+            )
+        return [self._element(k) for k in range(self._n)]
+
+    def __getitem__(self, k: Any) -> Any:
+        if isinstance(k, int) and -self._n <= k < self._n:
+            return self._element(k % self._n)  # one element: no need to make them all
+        return self.items()[k]
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.items())
+
+    def __add__(self, other: Any) -> list[Any]:
+        return self.items() + list(other)
+
+    def __radd__(self, other: Any) -> list[Any]:
+        return list(other) + self.items()
+
+
+class _Pending:
+    """An input slot a LoopList read without making its value (made on first use elsewhere)."""
+
+    __slots__ = ("position",)
+
+    def __init__(self, position: int):
+        self.position = position
+
+
 def replay(
     value: Any,
     inputs: Iterator[Any],
@@ -301,6 +409,14 @@ class _Replay:
         if isinstance(v, (int, float, np.floating, np.integer)):
             return next(self.consts)
         if isinstance(v, (list, tuple)):
+            if (
+                len(v) >= LOOP_MIN
+                and isinstance(self.inputs, SlotReader)
+                and isinstance(self.consts, SlotReader)
+            ):
+                pattern = self.plain_pattern(v)
+                if pattern is not None:
+                    return self.loop_list(v, pattern)
             return [self.value(e) for e in v]
         if isinstance(v, dict):
             return {k: self.value(e) for k, e in v.items()}
@@ -315,6 +431,77 @@ class _Replay:
             return dataclasses.replace(v, **{n: self.value(f) for n, f in zip(names, fields)})  # type: ignore[type-var]
         raise TypeError(f"cannot replay a value of type {type(v).__name__}")
 
+    def plain_pattern(self, v: Sequence[Any]) -> tuple[bool, ...] | None:
+        """For a list whose every element is a plain slot (True: an unknown read for the first
+        time, False: a number), or a list of them in one pattern: that pattern (one entry for scalar
+        elements, marked by a leading None); else None."""
+        first = v[0]
+        scalar = not isinstance(first, (list, tuple))
+        width = 1 if scalar else len(first)
+        if width == 0:
+            return None
+        pattern: list[bool] | None = None
+        seen: set[int] = set()
+        for e in v:
+            coords = (e,) if scalar else e
+            if not scalar and (not isinstance(e, (list, tuple)) or len(e) != width):
+                return None
+            kinds = []
+            for c in coords:
+                if c.__class__ is Node:
+                    if c.op != "input" or c.static in self.input_values or c.static in seen:
+                        return None
+                    seen.add(c.static)
+                    kinds.append(True)
+                elif isinstance(c, (int, float, np.floating, np.integer)) and not isinstance(c, bool):
+                    kinds.append(False)
+                else:
+                    return None
+            if pattern is None:
+                pattern = kinds
+            elif kinds != pattern:
+                return None
+        assert pattern is not None
+        return (None, *pattern) if scalar else tuple(pattern)  # type: ignore[return-value]
+
+    def loop_list(self, v: Sequence[Any], pattern: tuple[Any, ...]) -> LoopList:
+        """The list of plain slots v as a LoopList: its slots are read (positions taken, unknowns
+        registered as pending) in the order the element-by-element replay would read them."""
+        import adcore
+        from adcore import Real, Vec
+
+        scalar = pattern[0] is None
+        kinds = pattern[1:] if scalar else pattern
+        n, n_in, n_c = len(v), sum(kinds), len(kinds) - sum(kinds)
+        reader_in, reader_c = self.inputs, self.consts
+        assert isinstance(reader_in, SlotReader) and isinstance(reader_c, SlotReader)
+        first_in, first_c = reader_in.position, reader_c.position
+        for k, e in enumerate(v):
+            for j, c in enumerate((e,) if scalar else e):
+                if kinds[j]:
+                    self.input_values[c.static] = _Pending(first_in + k * n_in + sum(kinds[:j]))
+        reader_in.position += n * n_in
+        reader_c.position += n * n_c
+        inputs, consts = reader_in.source, reader_c.source
+
+        def coordinates(k: Any) -> list[Any]:
+            coords, a, b = [], 0, 0
+            for is_input in kinds:
+                if is_input:
+                    coords.append(inputs[k * n_in + (first_in + a)])
+                    a += 1
+                else:
+                    coords.append(consts[k * n_c + (first_c + b)])
+                    b += 1
+            return coords
+
+        def element(k: Any) -> Any:
+            coords = coordinates(k)
+            return coords[0] if scalar else coords
+
+        array = adcore.vec(n, Real if scalar else Vec(len(kinds), Real), element)
+        return LoopList(array, n, element)
+
     def node(self, node: Node) -> Any:
         if id(node) in self.nodes:
             return self.nodes[id(node)]
@@ -322,6 +509,8 @@ class _Replay:
             if node.static not in self.input_values:
                 self.input_values[node.static] = next(self.inputs)
             result = self.input_values[node.static]
+            if result.__class__ is _Pending:  # read by a LoopList: made now
+                result = self.input_values[node.static] = self.inputs.source[result.position]  # type: ignore[attr-defined]
         else:
             result = apply_op(node, [self.value(a) for a in node.args])
         self.nodes[id(node)] = result

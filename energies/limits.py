@@ -32,9 +32,13 @@ MAX_LIST_LENGTH = 100_000  # a list a Style function builds from a count (repeat
 MAX_MATRIX_DIMENSION = 1_000  # identity(n), diagonal(v), outerProduct, tsneEnergy's points
 MAX_MATRIX_PRODUCT = 1_000_000  # multiply-adds of one matrix product (registry matrices are 4x4)
 MAX_STRING_LENGTH = 100_000  # a string a Style builds (labels, concatenations)
-# A shape's points or path commands: goals on the shape unroll over them in compiled code (the
-# registry's longest path has 190 commands).
-MAX_SHAPE_POINTS = 5_000
+# A shape's points: a long list of them reaches the library as one array (energies.expr.LoopList),
+# which functions written as loops (bounding boxes, curves, list reductions) read with code of one
+# size whatever the length; other functions unroll over at most energies.expr.MAX_UNROLLED points.
+MAX_SHAPE_POINTS = 50_000
+# A path's commands: goals on a path unroll over them in compiled code (the registry's longest path
+# has 190 commands).
+MAX_PATH_COMMANDS = 5_000
 MAX_CANVAS_SIZE = 100_000.0  # canvas width and height, in pixels
 
 _deadline: ContextVar[float] = ContextVar("layout_deadline", default=math.inf)

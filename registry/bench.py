@@ -24,7 +24,7 @@ import inspect
 import json
 import sys
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -222,7 +222,7 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def resolve_task(reference: str) -> Task:
+def resolve_task(reference: str) -> Callable[..., Row]:
     """``module:function`` -> the function (it must be importable by the workers too)."""
     module_name, _, function_name = reference.partition(":")
     try:
@@ -300,6 +300,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     counts = Counter(row["status"] for row in rows)
     print(f"{len(rows)} trios: " + ", ".join(f"{n} {s}" for s, n in counts.most_common()))
     print(f"wrote {args.out / 'results.jsonl'}, {args.out / 'report.md'}, {args.out / 'report.html'}")
+    if not set(row["key"] for row in rows) & set(row["key"] for row in penrose_rows):
+        print(report.NO_REFERENCE, file=sys.stderr)
     return 0
 
 

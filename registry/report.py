@@ -64,6 +64,12 @@ def load_rows(path: Path) -> list[Row]:
     return rows
 
 
+def _quartiles_of(rows: Sequence[Row], field: str) -> tuple[float, float, float] | None:
+    """Quartiles of a field over the rows that ran, where it is present."""
+    values = [field_value(r, field) for r in rows if r["status"] == "ok"]
+    return quartiles([v for v in values if v is not None])
+
+
 def quartiles(values: Sequence[float]) -> tuple[float, float, float] | None:
     """First quartile, median, third quartile (inclusive method); None for no values."""
     values = [v for v in values if v is not None and math.isfinite(v)]
@@ -78,7 +84,7 @@ def quartiles(values: Sequence[float]) -> tuple[float, float, float] | None:
 def field_value(row: Row, field: str) -> float | None:
     """A row's field; ``a+b`` is the sum of two fields (None if either is missing)."""
     parts = [row.get(name) for name in field.split("+")]
-    return None if any(p is None for p in parts) else sum(parts)
+    return None if any(p is None for p in parts) else float(sum(p for p in parts if p is not None))
 
 
 @dataclass(frozen=True)
@@ -207,6 +213,16 @@ def pair_rows(ours: Sequence[Row], penrose: Sequence[Row]) -> list[Pair]:
 _W, _H, _M = 420, 320, 48  # size and margin
 _NO_DATA = (
     "<svg xmlns='http://www.w3.org/2000/svg' width='420' height='40'><text x='8' y='24'>no data</text></svg>"
+)
+# Said wherever a comparison with Penrose is empty because no row of Penrose's pairs with ours.
+NO_REFERENCE = (
+    "No Penrose reference for these trios: none of them is in the Penrose results given, so nothing is"
+    " compared with Penrose. Give Penrose's results with --penrose-results FILE (a results.jsonl of"
+    " Penrose's runner), or run Penrose here with --run-penrose."
+)
+_NO_REFERENCE_SVG = (
+    "<svg xmlns='http://www.w3.org/2000/svg' width='420' height='40'><text x='8' y='24'>"
+    "no Penrose reference: see --penrose-results</text></svg>"
 )
 
 
@@ -342,8 +358,8 @@ def summary_tables(pairs: Sequence[Pair]) -> list[tuple[str, Summary]]:
         ratios = [r for p in pairs if (r := p.ratio(field)) is not None]
         times.rows.append([
             field,
-            _quartile_text(quartiles([field_value(r, field) for r in ours if r["status"] == "ok"])),
-            _quartile_text(quartiles([field_value(r, field) for r in theirs if r["status"] == "ok"])),
+            _quartile_text(_quartiles_of(ours, field)),
+            _quartile_text(_quartiles_of(theirs, field)),
             _quartile_text(quartiles(ratios)),
             str(len(ratios)),
         ])  # fmt: skip
@@ -372,9 +388,13 @@ VERDICT_TEXT = {"worse": "worse than Penrose's", "same": "as Penrose's", "better
 
 
 def headline(pairs: Sequence[Pair]) -> str:
-    """The one line a reader needs: how many layouts are worse, the same, better; constraints; time."""
+    """The one line a reader needs: how many layouts are worse, the same, better; constraints; time.
+    Without a single Penrose row beside ours it says so, and how to give one, before our own counts."""
     verdicts = verdict_counts(pairs)
     ok = [p.ours for p in pairs if p.ours and p.ours["status"] == "ok"]
+    if not any(p.ours and p.penrose for p in pairs):
+        mine, n_mine = satisfied_count(ok)
+        return f"{NO_REFERENCE} Our layouts satisfy every constraint on {mine} of the {n_mine} trios that ran"
     (mine, n_mine), (penrose, n_penrose) = (
         satisfied_count(rows) for rows in (ok, [p.penrose for p in pairs if p.penrose])
     )
@@ -530,11 +550,15 @@ def write_reports(
     out_dir = Path(out_dir)
     pairs = pair_rows(rows, penrose_rows)
     points = [
-        (p.penrose["totalMs"], p.ours["totalMs"], p.key) for p in pairs if p.ratio("totalMs") is not None
-    ]  # type: ignore[index]
+        (p.penrose["totalMs"], p.ours["totalMs"], p.key)
+        for p in pairs
+        if p.ratio("totalMs") is not None and p.penrose is not None and p.ours is not None
+    ]
     ratios = [r for p in pairs if (r := p.ratio("totalMs")) is not None]
     scatter = scatter_svg(points, xlabel="Penrose totalMs", ylabel="our totalMs")
     histogram = histogram_svg(ratios, label="totalMs ratio, ours / Penrose (log scale)")
+    if not any(p.ours and p.penrose for p in pairs):
+        scatter = histogram = _NO_REFERENCE_SVG
     (out_dir / "scatter.svg").write_text(scatter, encoding="utf-8")
     (out_dir / "ratios.svg").write_text(histogram, encoding="utf-8")
     tables = summary_tables(pairs)

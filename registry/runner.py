@@ -308,14 +308,14 @@ def run_local(
                     row = failure_row(trio.key, trio.name, "crash", f"could not start a worker: {err}")
                     rows.append(row)
                     callbacks.on_done(row)
-            still_running = []
+            still_running: list[IsolatedRun] = []
             for run in running:
-                row = run.poll()
-                if row is None:
+                polled = run.poll()
+                if polled is None:
                     still_running.append(run)
                 else:
-                    rows.append(row)
-                    callbacks.on_done(row)
+                    rows.append(polled)
+                    callbacks.on_done(polled)
             running = still_running
             if running:
                 time.sleep(_POLL_SECONDS)

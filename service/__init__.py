@@ -6,7 +6,10 @@
 
     from service import DiagramBuilder, constraints, objectives    # diagrams stated in Python
 
-Names are imported on first use, so `import service` (and the command line) starts fast.
+A mistake in a program raises `DiagramError` (its place in `.errors`), an unreadable trio file
+`TrioError`, a layout that cannot finish `LayoutError`, a builder program's mistake `BuilderError`.
+Names are imported on first use, so `import service` (and the command line) starts fast;
+`dir(service)` lists them all the same.
 """
 
 from __future__ import annotations
@@ -16,7 +19,9 @@ from typing import Any
 __all__ = [
     "BuilderError",
     "DiagramBuilder",
+    "DiagramError",
     "DiagramWidget",
+    "LayoutError",
     "Rendering",
     "TrioError",
     "TrioSpec",
@@ -29,19 +34,21 @@ __all__ = [
     "render_trio",
 ]
 _HOMES = {
-    "BuilderError": "builder",
-    "DiagramBuilder": "builder",
-    "constraints": "builder",
-    "functions": "builder",
-    "objectives": "builder",
-    "DiagramWidget": "widget",
-    "render_diagram": "pipeline",
-    "Rendering": "pipeline",
-    "render_file": "pipeline",
-    "render_trio": "pipeline",
-    "TrioError": "trios",
-    "TrioSpec": "trios",
-    "load_trio": "trios",
+    "BuilderError": "service.builder",
+    "DiagramBuilder": "service.builder",
+    "constraints": "service.builder",
+    "functions": "service.builder",
+    "objectives": "service.builder",
+    "DiagramWidget": "service.widget",
+    "DiagramError": "energies.lang.errors",
+    "LayoutError": "service.pipeline",
+    "Rendering": "service.pipeline",
+    "render_diagram": "service.pipeline",
+    "render_file": "service.pipeline",
+    "render_trio": "service.pipeline",
+    "TrioError": "service.trios",
+    "TrioSpec": "service.trios",
+    "load_trio": "service.trios",
 }
 
 
@@ -50,4 +57,8 @@ def __getattr__(name: str) -> Any:
         raise AttributeError(f"module 'service' has no attribute {name!r}")
     from importlib import import_module
 
-    return getattr(import_module(f"service.{_HOMES[name]}"), name)
+    return getattr(import_module(_HOMES[name]), name)
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

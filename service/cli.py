@@ -65,11 +65,11 @@ def read_trio(args: argparse.Namespace) -> TrioSpec:
     if args.trio is not None:
         return load_trio(Path(args.trio))
     if args.example is not None:
-        from .examples import EXAMPLES_DIR, examples
+        from .examples import examples
 
         if args.example not in examples():
             raise TrioError(f"no example named {args.example!r}; examples: {', '.join(examples())}")
-        return load_trio(EXAMPLES_DIR / f"{args.example}.trio.json")
+        return examples()[args.example]
     return trio_from_files(Path(args.domain), Path(args.substance), [Path(s) for s in args.style])
 
 
@@ -172,6 +172,7 @@ def cmd_render(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
             ),
             safe_svg=not args.unsafe,
         )
+        rendering.files = trio.files  # warnings name the trio's files
         picture = rendering.to(output_format(args), args.scale)
     except DiagramError as e:
         print(format_diagram_error(e, trio), file=sys.stderr)
@@ -204,22 +205,93 @@ def cmd_render(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
         print(f"error: cannot write {e.filename}: {e.strerror}", file=sys.stderr)
         return EXIT_USER
     for w in rendering.warnings:
-        print(f"warning: {trio.relocate(w)}", file=sys.stderr)
+        print(f"warning: {w}", file=sys.stderr)
     unmet = rendering.optimization.n_violated
     if unmet:
-        never = len(rendering.optimization.infeasible)
-        hint = (
-            "another --variation or more --starts may find a layout that satisfies them"
-            if unmet > never
-            else "no layout can satisfy them (see the warnings above)"
-        )
+        why = rendering.diagnosis.to_json() if rendering.diagnosis is not None else None
         print(
             f"warning: {unmet} constraint{'s' * (unmet > 1)} not satisfied (largest violation"
-            f" {rendering.optimization.max_constraint_violation:.3g}"
-            + (f"; {never} can never be" if never else "")
-            + f"); {hint} (--report OUT.json lists each goal)",
+            f" {rendering.optimization.max_constraint_violation:.3g})"
+            + (":" if why else "; --report OUT.json lists each goal"),
             file=sys.stderr,
         )
+        if why:
+            print(explain(why, trio.place), file=sys.stderr)
+    return EXIT_OK
+
+
+SHOWN_LINES = 8  # Style lines listed under a layout's unsatisfied constraints; the rest are counted
+SHOWN_MATCHES = 3  # the Substance objects of this many matches are named per line
+
+
+def explain(diagnosis: dict[str, Any], place: Callable[[str, int], tuple[str, int]]) -> str:
+    """The report's diagnosis (energies.diagnose) as the CLI prints it: the violated constraints
+    grouped by Style line, most violated first, then the lines that pull against each other, then
+    what to do. ``place`` maps a line of the joined Style to its file and line."""
+    goals = diagnosis["goals"]
+
+    def where(g: dict[str, Any]) -> str:
+        if not g["line"]:
+            return "(implicit)" if g["implicit"] else "style"
+        path, line = place("style", g["line"])
+        return f"{path}:{line}:{g['column']}"
+
+    lines: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for g in goals:
+        if g["kind"] == "constraint":
+            key = (g["line"], g["column"], g["function"], g["block"] if g["line"] else g["shapes"])
+            lines.setdefault(key, []).append(g)
+    out = []
+    ranked = sorted(lines.values(), key=lambda ms: -max(m["value"] for m in ms))  # most violated first
+    for members in ranked[:SHOWN_LINES]:
+        g = members[0]
+        named = "; ".join(", ".join(m["substance"]) for m in members[:SHOWN_MATCHES] if m["substance"])
+        more = len(members) - SHOWN_MATCHES
+        named += f" and {more} more" if more > 0 and named else ""
+        block = f" in {g['block'].rstrip(' {')}" if g["block"] and g["line"] else ""
+        share = sum(m["share"] for m in members)
+        out.append(
+            f"  {where(g)}: ensure {g['function']}{block}: {len(members)} violated"
+            + (f" ({named})" if named else "")
+            + f", largest value {max(m['value'] for m in members):.3g}, {share:.0%} of the energy"
+            + ("; it can never hold" if any(m["never"] for m in members) else "")
+        )
+    rest = len(lines) - SHOWN_LINES
+    if rest > 0 or diagnosis["omitted"]:
+        out.append(
+            f"  and {max(rest, 0)} more Style line{'s' * (rest != 1)}"
+            + (f" ({diagnosis['omitted']} goals not detailed)" if diagnosis["omitted"] else "")
+        )
+    pairs: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for c in diagnosis["conflicts"]:
+        a, b = sorted((goals[c["a"]], goals[c["b"]]), key=lambda g: (g["line"], g["column"]))
+        pairs.setdefault((f"{where(a)} {a['function']}", f"{where(b)} {b['function']}"), []).append(c)
+    for (a, b), found in pairs.items():
+        first = [min(goals[c["a"]], goals[c["b"]], key=lambda g: (g["line"], g["column"])) for c in found]
+        shapes = "; ".join(", ".join(g["substance"]) for g in first[:SHOWN_MATCHES])
+        more = len(found) - SHOWN_MATCHES
+        verb = "cannot both hold" if found[0]["known"] else "pull against each other"
+        out.append(
+            f"  contradiction: {a} and {b} {verb} for the same shapes ({shapes}"
+            + (f" and {more} more" if more > 0 else "")
+            + ")"
+        )
+    heavy = [g for g in goals if g["kind"] == "objective"]
+    for g in heavy[:SHOWN_MATCHES]:
+        out.append(
+            f"  {where(g)}: encourage {g['function']} ({', '.join(g['substance'])}) holds {g['share']:.0%}"
+            " of the energy"
+        )
+    violated = [g for g in goals if g["kind"] == "constraint"]
+    if pairs:
+        hint = "the Style asks for constraints that cannot all hold: change one of each contradicting pair"
+    elif violated and all(g["never"] for g in violated):
+        hint = "no layout can satisfy them: the Style fixes every value they read"
+    else:
+        hint = "another --variation or more --starts may find a layout that satisfies them"
+    out.append(f"  {hint} (--report OUT.json lists each goal)")
+    return "\n".join(out)
+
     return EXIT_OK
 
 
@@ -244,8 +316,38 @@ def cmd_url(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_USER
-    print(f"{args.server.rstrip('/')}/diagrams/{args.format}/{encoded}")
+    server, origin = server_url(args.server)
+    print(f"server: {server} ({origin})", file=sys.stderr)
+    print(f"{server}/diagrams/{args.format}/{encoded}")
     return EXIT_OK
+
+
+SERVER_ENV = "PENROSE_SERVER"
+DEFAULT_HOST, DEFAULT_PORT = "127.0.0.1", 8000
+
+
+def default_host() -> str:
+    return os.environ.get("PENROSE_HOST", DEFAULT_HOST)
+
+
+def default_port() -> int:
+    return int(os.environ.get("PENROSE_PORT", str(DEFAULT_PORT)))
+
+
+def server_url(given: str | None) -> tuple[str, str]:
+    """The base URL `url` names, and where it came from: --server, $PENROSE_SERVER, else the
+    address `serve` listens on by default (its $PENROSE_HOST and $PENROSE_PORT, a wildcard host
+    reached as 127.0.0.1)."""
+    if given:
+        return given.rstrip("/"), "--server"
+    if os.environ.get(SERVER_ENV):
+        return os.environ[SERVER_ENV].rstrip("/"), f"${SERVER_ENV}"
+    host = default_host()
+    host = DEFAULT_HOST if host in ("0.0.0.0", "::", "") else host
+    host = f"[{host}]" if ":" in host else host
+    set_by = [v for v in ("PENROSE_HOST", "PENROSE_PORT") if os.environ.get(v)]
+    origin = f"serve's default, from ${' and $'.join(set_by)}" if set_by else "serve's default"
+    return f"http://{host}:{default_port()}", origin + f"; --server or ${SERVER_ENV} to choose another"
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -324,7 +426,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="a Penrose .trio.json (paths inside are relative to it), or '-' for the"
         " HTTP API's JSON (program texts) on stdin",
     )
-    render.add_argument("--example", help="one of our examples (service/example_trios)")
+    render.add_argument(
+        "--example",
+        help="one of the gallery's examples (service/example_trios), e.g. sets or"
+        " set-theory-domain/tree-venn",
+    )
     render.add_argument("--domain", help="Domain program file")
     render.add_argument("--substance", help="Substance program file")
     render.add_argument("--style", action="append", help="Style program file (repeat to join several)")
@@ -365,21 +471,48 @@ def build_parser() -> argparse.ArgumentParser:
     url = sub.add_parser("url", help="print the GET URL that renders a trio (Kroki's encoding)")
     url.add_argument("trio", help="a .trio.json, or '-' for the HTTP API's JSON on stdin")
     url.add_argument("--format", choices=FORMATS, default="svg", help="svg (default), png or pdf")
-    url.add_argument("--server", default="http://127.0.0.1:8000", help="the server's base URL")
-
-    serve = sub.add_parser("serve", help="serve the HTTP API and the playground")
-    serve.add_argument("--host", default=os.environ.get("PENROSE_HOST", "127.0.0.1"))
-    serve.add_argument("--port", type=int, default=int(os.environ.get("PENROSE_PORT", "8000")))
-    serve.add_argument("--workers", type=int, help="layout worker processes (default $PENROSE_WORKERS or 2)")
-    serve.add_argument(
-        "--time-limit", type=float, help="seconds per layout (default $PENROSE_TIME_LIMIT or 30)"
+    url.add_argument(
+        "--server",
+        help=f"the server's base URL (default ${SERVER_ENV}, else where `serve` listens by default:"
+        f" $PENROSE_HOST and $PENROSE_PORT, else {DEFAULT_HOST}:{DEFAULT_PORT}); the one used is said"
+        " on stderr",
     )
-    serve.add_argument("--max-body-bytes", type=int, help="request size limit (default 1000000)")
+
+    from .settings import Settings
+
+    defaults = Settings()
+    serve = sub.add_parser("serve", help="serve the HTTP API and the playground")
+    serve.add_argument(
+        "--host",
+        default=default_host(),
+        help="address to listen on (default: %(default)s, from $PENROSE_HOST when set)",
+    )
+    serve.add_argument(
+        "--port",
+        type=int,
+        default=default_port(),
+        help="port (default: %(default)s, from $PENROSE_PORT when set)",
+    )
+    serve.add_argument(
+        "--workers",
+        type=int,
+        help=f"layout worker processes (default $PENROSE_WORKERS or {defaults.workers})",
+    )
+    serve.add_argument(
+        "--time-limit",
+        type=float,
+        help=f"seconds per layout (default $PENROSE_TIME_LIMIT or {defaults.time_limit:g})",
+    )
+    serve.add_argument(
+        "--max-body-bytes",
+        type=int,
+        help=f"request size limit (default $PENROSE_MAX_BODY_BYTES or {defaults.max_body_bytes})",
+    )
     serve.add_argument(
         "--start-processes",
         type=positive_int,
-        help="processes one layout's starts may use at once (default $PENROSE_START_PROCESSES or 1:"
-        " the workers already keep the cores busy)",
+        help="processes one layout's starts may use at once (default $PENROSE_START_PROCESSES or"
+        f" {defaults.start_processes}: the workers already keep the cores busy)",
     )
     serve.add_argument(
         "--unsafe",

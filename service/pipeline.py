@@ -21,10 +21,12 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from adcore import LRU, WasmCompileError, WasmTimeout, WasmTrap
+from adcore import WasmCompileError, WasmTimeout, WasmTrap
+from energies.caches import PROCESS_CACHES, Caches
 from energies.compile import compile_problem
+from energies.diagnose import Diagnosis, diagnose
 from energies.diagram import Diagram
 from energies.infeasible import infeasible_warnings
 from energies.limits import DeadlineExceeded, check_deadline, deadline, remaining
@@ -44,27 +46,13 @@ from service.render.svg import ImageResolver, render_svg
 RECURSION_LIMIT = 20_000
 
 
-# Python heap bytes per memory block a diagram's build leaves allocated (sys.getallocatedblocks):
-# tracemalloc measured 55-57 bytes per block freed with the diagram over 8 registry trios. Blocks
-# counted without a collection include the build's cyclic garbage, so the weight errs high (up to
-# 2.9x for geometry-domain/siggraph-teaser, 1.02-1.22x for the 5 largest diagrams).
-BYTES_PER_BLOCK = 56
-
-
-def diagram_weight(entry: tuple[Diagram, int]) -> float:
-    return entry[1] * BYTES_PER_BLOCK
-
-
-# The diagrams built from the last requests with the blocks their builds left: a repeated trio and
-# seed skips the Style evaluation (layouts never change a Diagram, so one can be shared). The byte
-# budget is the host's (the service's layout workers: PENROSE_DIAGRAM_CACHE_MB).
-DIAGRAMS: LRU[Any, tuple[Diagram, int]] = LRU(32, weight=diagram_weight)
+LayoutStatus = Literal["timeout", "nan", "optimize-error"]
 
 
 class LayoutError(Exception):
-    """The optimization could not run to its end; `status` is one of timeout, nan, optimize-error."""
+    """The optimization could not run to its end; `status` says why."""
 
-    def __init__(self, status: str, message: str, goal: str | None = None):
+    def __init__(self, status: LayoutStatus, message: str, goal: str | None = None):
         super().__init__(message)
         self.status = status
         self.goal = goal
@@ -79,10 +67,15 @@ class Rendering:
     cache_hit: bool = False
     portfolio: PortfolioResult | None = None
     layout_warnings: list[str] = field(default_factory=list)  # this layout's (the diagram is shared)
+    diagnosis: Diagnosis | None = None  # why the layout is as it is (energies.diagnose)
+    # where each program came from (service.trios.Files): warnings then name files, not `style:9:3`
+    files: tuple[tuple[str, str, int], ...] = ()
 
     @property
     def warnings(self) -> list[str]:
-        return self.diagram.warnings + self.layout_warnings
+        from .trios import relocate
+
+        return [relocate(self.files, str(w)) for w in self.diagram.warnings + self.layout_warnings]
 
     def __repr__(self) -> str:
         opt = self.optimization
@@ -117,7 +110,7 @@ class Rendering:
         """The layout's report; `goals=False` leaves out the list of every goal's value, which for
         hundreds of thousands of goals costs seconds (an SVG answer does not need it)."""
         opt = self.optimization
-        report = {
+        report: dict[str, Any] = {
             "status": opt.status,
             "energy": opt.energy,
             "iterations": opt.iterations,
@@ -127,8 +120,10 @@ class Rendering:
             "nViolated": opt.n_violated,
             "nInfeasible": len(opt.infeasible),
             "warnings": list(self.warnings),
-            "timings": dict(self.timings),
-            "cacheHit": self.cache_hit,
+            "timingsMs": dict(self.timings),
+            # what was reused: the compiled energy (from an earlier diagram of the same structure) and
+            # the whole answer (a server's result cache sets it; never here)
+            "cached": {"energy": self.cache_hit, "result": False},
         }
         if self.portfolio is not None:
             p = self.portfolio
@@ -141,6 +136,8 @@ class Rendering:
                     for s in p.starts
                 ],
             }
+        if self.diagnosis is not None:
+            report["diagnosis"] = self.diagnosis.to_json()
         if goals:
             report["goals"] = [
                 {"name": g.name, "kind": g.kind, "value": g.value, "satisfied": g.satisfied}
@@ -178,6 +175,7 @@ def render_trio(
     portfolio: PortfolioSettings | None = None,
     observe: Callable[[Any], Any] | None = None,
     safe_svg: bool = True,
+    caches: Caches | None = None,
 ) -> Rendering:
     """Lay out and render a trio. `portfolio` sets the multi-start search (energies.optimize.portfolio); its
     default runs several starts within an evaluation budget, and `PortfolioSettings(starts=1)` is a
@@ -186,7 +184,8 @@ def render_trio(
     Several Style programs are joined with a newline, as Penrose does; image hrefs stay as written
     unless `resolve_image` maps them. `time_limit` bounds every phase, from parsing to rendering (a
     `LayoutError` "timeout" names the phase it cut); `safe_svg` (the default) keeps script and
-    external URLs out of the SVG (service.render.svg)."""
+    external URLs out of the SVG (service.render.svg). `caches` holds the built diagrams and compiled
+    energies a layout reuses (energies.caches; default: the process's)."""
     if not isinstance(style, str):
         style = "\n".join(style)
 
@@ -202,6 +201,7 @@ def render_trio(
                 "settings": portfolio or PortfolioSettings(),
                 "observe": observe,
                 "safe_svg": safe_svg,
+                "caches": caches or PROCESS_CACHES,
             }
             return _render_trio(domain, substance, style, variation, exclude_warnings, time_limit, options)
     except DeadlineExceeded as e:
@@ -222,14 +222,15 @@ def _render_trio(
     from energies.diagram_build import build_diagram
 
     t0 = time.perf_counter()
+    caches = options["caches"]
     key = (domain, substance, style, variation, tuple(exclude_warnings))
-    found = DIAGRAMS.get(key)
-    if found is not None:
-        diagram = found[0]
+    built = caches.diagrams.get(key)
+    if built is not None:
+        diagram = built[0]
     else:
         blocks = sys.getallocatedblocks()
         diagram = build_diagram(domain, substance, style, variation, tuple(exclude_warnings))
-        DIAGRAMS.put(key, (diagram, max(0, sys.getallocatedblocks() - blocks)))
+        caches.diagrams.put(key, (diagram, max(0, sys.getallocatedblocks() - blocks)))
     check_deadline("building the diagram")
     return _lay_out(diagram, t0, time_limit, **options)
 
@@ -244,6 +245,7 @@ def render_diagram(
     portfolio: PortfolioSettings | None = None,
     observe: Callable[[Any], Any] | None = None,
     safe_svg: bool = True,
+    caches: Caches | None = None,
 ) -> Rendering:
     """Lay out and render a `Diagram` built by a program (service.builder) rather than from a trio:
     the same phases after the Style's evaluation, with render_trio's options and its `LayoutError`s.
@@ -261,6 +263,7 @@ def render_diagram(
                 settings=portfolio or PortfolioSettings(),
                 observe=observe,
                 safe_svg=safe_svg,
+                caches=caches or PROCESS_CACHES,
             )
     except DeadlineExceeded as e:
         message = f"the layout exceeded its time limit of {time_limit:g} s while {e.phase}"
@@ -278,11 +281,12 @@ def _lay_out(
     settings: PortfolioSettings,
     observe: Callable[[Any], Any] | None,
     safe_svg: bool,
+    caches: Caches,
 ) -> Rendering:
     """Compile, optimize and render a diagram (the phases after its build, which began at `t0`)."""
     variation = diagram.variation
     try:
-        problem = compile_problem(diagram, time_limit=remaining())
+        problem = _compile(diagram, caches, remaining())
     except WasmTrap as e:
         raise LayoutError("timeout" if isinstance(e, WasmTimeout) else "optimize-error", str(e)) from e
     except WasmCompileError as e:  # a size no limit of energies.limits foresaw
@@ -328,7 +332,18 @@ def _lay_out(
         "total": (t3 - t0) * 1e3,
     }
     infeasible = infeasible_warnings(compiled, result)
-    return Rendering(svg, diagram, result, timings, problem.cache_hit, found, infeasible)
+    why = diagnose(compiled, result)
+    return Rendering(svg, diagram, result, timings, problem.cache_hit, found, infeasible, why)
+
+
+def _compile(diagram: Diagram, caches: Caches, time_limit: float) -> Any:
+    """The diagram's problem, compiled with `caches`' energies and disk directory."""
+    # TRANSITIONAL: CompiledProblem takes no disk directory yet (the note at the end of
+    # energies/caches.py); once it does, this is `compile_problem(..., disk_cache=caches.disk_dir)`.
+    import energies.compile.problem as problem_module
+
+    problem_module.DISK_CACHE = caches.disk_dir
+    return compile_problem(diagram, time_limit=time_limit, cache=caches.energies)
 
 
 def render_file(path: str | Path, *, variation: str | None = None, **options: Any) -> Rendering:
@@ -338,7 +353,7 @@ def render_file(path: str | Path, *, variation: str | None = None, **options: An
     from .trios import load_trio, trio_image_resolver
 
     trio = load_trio(path)
-    return render_trio(
+    rendering = render_trio(
         trio.domain,
         trio.substance,
         trio.style,
@@ -347,3 +362,5 @@ def render_file(path: str | Path, *, variation: str | None = None, **options: An
         resolve_image=trio_image_resolver(trio.base_dir, *trio.style_dirs),
         **options,
     )
+    rendering.files = trio.files  # warnings name the trio's files, as the CLI's do
+    return rendering

@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 
 from ..gc_pause import gc_paused
 from ..ir import Function, call_graph
-from .emit import FunctionGen
-from .encode import Asm, ModuleBuilder
+from .emit import FunctionGen, runtime_checked
+from .encode import I32, Asm, ModuleBuilder
 from .fuse import fuse_program
-from .host import HOST_MODULE
+from .host import CHECK_IMPORT, HOST_MODULE
 from .layout import (
     MAX_MEMORY,
     CodegenError,
@@ -49,12 +49,17 @@ def libm_name(f: Function) -> str | None:
 @dataclass
 class Plan:
     """Where the entry function's array arguments and results live in memory, and the opaque
-    functions the module imports as host functions (`host.py`), in import order."""
+    functions the module imports as host functions (`host.py`), in import order.
+
+    `checks`: None, or the module's run-time range checks (a loop's count, ...) by site number, as
+    (kind, function, bound); a failing check calls the import `CHECK_IMPORT` (imported first) with
+    its site and the value, which raises the error `host.check_function` words."""
 
     host: list[Function] = field(default_factory=list)
     param_addrs: list[int | None] = field(default_factory=list)
     result_addrs: list[int | None] = field(default_factory=list)
     memory_bytes: int = 0
+    checks: list[tuple[str, str, int]] | None = None
 
 
 @gc_paused
@@ -67,6 +72,10 @@ def build_module(f: Function, *, bounds_checks: bool = True) -> tuple[bytes, Pla
     opaque = [g for g in graph if g.body is None]
     plan = Plan()
     index: dict[int, int] = {}
+    check_index = None
+    if any(map(runtime_checked, graph)):
+        check_index = mod.add_import(HOST_MODULE, CHECK_IMPORT, [I32, I32], [])
+        plan.checks = []
     # imports come first in a module: opaque functions without a Wasm body are host functions
     for g in opaque:
         if libm_name(g) is None:
@@ -95,7 +104,7 @@ def build_module(f: Function, *, bounds_checks: bool = True) -> tuple[bytes, Pla
         plan.result_addrs.append(offset if is_array(t) else None)
         offset += _align(size_of(t)) if is_array(t) else 0
     for g in bodies:
-        gen = FunctionGen(g, index, offset, bounds_checks)
+        gen = FunctionGen(g, index, offset, bounds_checks, (check_index, plan.checks))
         gen.emit_body()
         mod.define_function(index[id(g)], gen.local_types, gen.asm)
         offset = _align(gen.frame_end)

@@ -30,7 +30,7 @@ from ..convert import argument_leaves, to_python
 from ..ir import Function
 from ..types import Bool, Real, Type
 from .codegen import Plan, build_module, is_array
-from .host import dtype_shape, host_function
+from .host import check_function, dtype_shape, host_function
 from .runtime import WASM_PAGE, Instance, cached_module, optimize_in_background
 
 
@@ -93,9 +93,11 @@ class Compiled:
             tier = "auto"  # a large module is compiled in the background from the start
         start = starting_tier(wasm, tier, cache_dir)
         disk = cache_dir if start == "optimized" else None  # baseline code is never worth keeping
-        limits = {"time_limit": time_limit, "memory_limit": memory_limit}
-        self.host = [host_function(g) for g in self.plan.host]
-        instance = Instance(wasm, self.host, cache_dir=disk, tier=start, **limits)
+        checks = [] if self.plan.checks is None else [check_function(self.plan.checks)]  # imported first
+        self.host = checks + [host_function(g) for g in self.plan.host]
+        instance = Instance(
+            wasm, self.host, cache_dir=disk, tier=start, time_limit=time_limit, memory_limit=memory_limit
+        )
         # Started once the baseline code exists, so the two compiles never compete for the cores.
         self._optimizing: Future[wasmtime.Module] | None = None
         self._cache_dir = cache_dir

@@ -8,13 +8,29 @@ order at the end. Dead code removal, liveness, allocation and emission are thus 
 State: the assembler, the locals, and the bump pointer of the function's static frame. Every
 function owns a frame for the arrays it makes (the call graph is a DAG, so no function is ever
 active twice at once). A scalar accumulator of a `for` is a local; an array accumulator is a zeroed
-region of the frame (`emit_memory.py`).
+region of the frame (`emit_memory.py`). A loop with a run-time count checks it once, before its first
+iteration (`check_at_most`: a failure calls the module's check import, which raises, so no iteration
+touches memory), tests it at every iteration and zeroes the elements of the iterations it skipped
+(its element arrays are frame memory that earlier calls wrote).
 """
 
 from __future__ import annotations
 
-from ..ir import Atom, Block, Eqn, Function, Lit, Var, call_graph, callees, free_vars
-from ..types import Bool, Int, Real, RefT, Type, VecT
+from ..ir import (
+    LOOPS,
+    Atom,
+    Block,
+    Eqn,
+    Function,
+    Lit,
+    Var,
+    call_graph,
+    callees,
+    free_vars,
+    loop_carries,
+    loop_count,
+)
+from ..types import Bool, Int, Real, RefT, Type, VecT, accumulated
 from .emit_memory import MemoryRules
 from .encode import (
     F64,
@@ -52,7 +68,10 @@ SCALAR_I32 = {
 }  # fmt: skip
 _F64_OPCODES = {prim: bytes(getattr(Asm(), name)().code) for prim, name in SCALAR_F64.items()}
 _I32_OPCODES = {prim: bytes(getattr(Asm(), name)().code) for prim, name in SCALAR_I32.items()}
-_OPCODES = {Real: _F64_OPCODES, Int: _I32_OPCODES}  # operand type -> primitive -> its one opcode
+_OPCODES: dict[Type, dict[str, bytes]] = {
+    Real: _F64_OPCODES,
+    Int: _I32_OPCODES,
+}  # operand type -> prim -> opcode
 _NO_OPCODES: dict[str, bytes] = {}
 
 
@@ -64,11 +83,20 @@ class FunctionGen(MemoryRules):
     dead instructions, allocates locals and encodes the code; the pieces are joined in program order
     at the end."""
 
-    def __init__(self, f: Function, index: dict[int, int], frame_base: int, bounds_checks: bool):
+    def __init__(
+        self,
+        f: Function,
+        index: dict[int, int],
+        frame_base: int,
+        bounds_checks: bool,
+        checks: tuple[int | None, list[tuple[str, str, int]] | None] = (None, None),
+    ):
         assert f.body is not None
         self.f = f
         self.index = index
         self.bounds_checks = bounds_checks
+        # the import reporting a failed run-time check, and the module's check sites (`Plan.checks`)
+        self.check_index, self.check_sites = checks
         self.asm = Asm()
         self.frame_end = frame_base
         self.loop_depth = 0
@@ -100,11 +128,11 @@ class FunctionGen(MemoryRules):
         if self.spilled:  # local 0 is the buffer; output pointers are loaded from it
             # a result defined by the body is defined at its top level (loop bodies are scopes)
             params = set(f.params)
-            scalars = [r for r in f.body.results if r.ty is Real or not is_array(r.ty)]
+            scalar_results = [r for r in f.body.results if r.ty is Real or not is_array(r.ty)]
             stored = self.stored_results
             first = 8 * (len(f.params) + n_out)
-            for r, offset in zip(scalars, range(first, first + 8 * len(scalars), 8)):
-                if r.__class__ is Var and r not in params and r not in self.in_memory:
+            for r, offset in zip(scalar_results, range(first, first + 8 * len(scalar_results), 8)):
+                if type(r) is Var and r not in params and r not in self.in_memory:
                     code = _real_store(offset) if r.ty is Real else _I32_STORE + uleb(offset)
                     if r in stored:
                         stored[r].append(code)
@@ -163,13 +191,13 @@ class FunctionGen(MemoryRules):
 
     def read(self, a: Atom) -> bytes:
         """The code pushing a's value."""
-        if a.__class__ is Lit:  # tested first: a literal would hash as a dataclass, slowly
-            return f64_const_code(float(a.val)) if a.ty is Real else i32_const_code(int(a.val))  # type: ignore[union-attr]
-        return self.reads[a]  # type: ignore[index]
+        if type(a) is Lit:  # tested first: a literal would hash as a dataclass, slowly
+            return f64_const_code(float(a.val)) if a.ty is Real else i32_const_code(int(a.val))
+        return self.reads[a]
 
     def slot_address(self, a: Atom) -> int | None:
         """The static address of the 8-byte slot holding a, if a lives in a call's buffer."""
-        return self.in_memory.get(a) if a.__class__ is Var else None  # type: ignore[call-overload]
+        return self.in_memory.get(a) if type(a) is Var else None
 
     def set(self, v: Var) -> None:
         self.asm.code += self.locals.write(v)
@@ -185,8 +213,8 @@ class FunctionGen(MemoryRules):
         tail = [(j, r) for j, r in enumerate(r for r in body.results if r.ty is Real or not is_array(r.ty))]
         tail = [(j, r) for j, r in tail if r not in stored]
         for _, r in arrays + tail:
-            if r.__class__ is Var and r not in reads:
-                self.locals.take(r)  # type: ignore[arg-type]
+            if type(r) is Var and r not in reads:
+                self.locals.take(r)
         code = self.block(body, stored or None)
         self.asm = a = Asm()
         if self.spilled:
@@ -227,7 +255,14 @@ class FunctionGen(MemoryRules):
         straight = not self.loop_depth  # straight-line code, not a loop body
         for e in reversed(block.eqns):
             prim, args = e.prim, e.args
-            if prim == "for":
+            if prim == "for" or prim == "fold":
+                if stored is not None and not stored.keys().isdisjoint(e.outs):
+                    # a wide function's result made by a loop: stored right after it
+                    kept = [o for o in e.outs if o in stored]
+                    for o in kept:
+                        if o not in self.reads:
+                            self.locals.take(o)
+                    pieces.append(b"".join([self.stores(o, stored) for o in kept]))
                 pieces.append(self.op_for(e))
                 continue
             outs = e.outs
@@ -248,8 +283,8 @@ class FunctionGen(MemoryRules):
             if len(args) == 2:  # spelled out for the commonest arities: no list to build
                 x, y = args
                 # a variable read later too has its local already (`operand` gives the others one)
-                cx = x.__class__ is Var and reads_get(x) or operand(x)
-                cy = y.__class__ is Var and reads_get(y) or operand(y)
+                cx = type(x) is Var and reads_get(x) or operand(x)
+                cy = type(y) is Var and reads_get(y) or operand(y)
                 op = (_F64_OPCODES if x.ty is Real else _opcodes(x.ty)).get(prim)  # Real: no call
                 if op is not None:
                     pieces += (write, op, cy, cx, head)
@@ -263,14 +298,14 @@ class FunctionGen(MemoryRules):
                     continue
             elif len(args) == 1:
                 x = args[0]
-                cx = x.__class__ is Var and reads_get(x) or operand(x)
+                cx = type(x) is Var and reads_get(x) or operand(x)
                 op = (_F64_OPCODES if x.ty is Real else _opcodes(x.ty)).get(prim)
                 if op is not None:
                     pieces += (write, op, cx, head)
                     continue
             else:  # read by the instruction's rule (below); here, the last reads take their locals
                 for x in args:
-                    if x.__class__ is Var and reads_get(x) is None:
+                    if type(x) is Var and reads_get(x) is None:
                         operand(x)
             assert not head, "a result written to the buffer as it is made needs a plain operation"
             call = direct.get(id(e.params["fn"])) if prim == "call" else None
@@ -290,15 +325,15 @@ class FunctionGen(MemoryRules):
     def operand(self, x: Atom) -> bytes:
         """The code reading operand x here. A variable not read after this point is read here for
         the last time: it takes a free local (its lifetime ends here, walking backwards)."""
-        if x.__class__ is Lit:
-            return f64_const_code(float(x.val)) if x.ty is Real else i32_const_code(int(x.val))  # type: ignore[union-attr]
-        code = self.reads.get(x)  # type: ignore[call-overload]
+        if type(x) is Lit:
+            return f64_const_code(float(x.val)) if x.ty is Real else i32_const_code(int(x.val))
+        code = self.reads.get(x)
         if code is None:
             pool = self.real_pool
             if pool and x.ty is Real:  # take()'s common case: a Real, a free local, none in memory
-                code = self.reads[x] = pool.pop()  # type: ignore[index]
+                code = self.reads[x] = pool.pop()
             else:
-                code = self.locals.take(x)  # type: ignore[arg-type]
+                code = self.locals.take(x)
         return code
 
     def result_code(
@@ -334,10 +369,10 @@ class FunctionGen(MemoryRules):
             pieces.append(self.stores(o, stored))
         elif write is None:
             return None
-        slot = self.locals.slots.get(write)
-        if slot is not None:
-            slot[1].append(write)
-            write = slot[0]
+        pooled = self.locals.slots.get(write)
+        if pooled is not None:
+            pooled[1].append(write)
+            write = pooled[0]
         return write, b""
 
     def release_results(self, outs: tuple[Var, ...], stored: dict[Var, list[bytes]] | None) -> bytes | None:
@@ -400,6 +435,10 @@ class FunctionGen(MemoryRules):
         elif prim == "i2f":
             self.get(e.args[0])
             a.f64_convert_i32_s()
+        elif prim == "floor_int":
+            self.get(e.args[0])
+            a.f64_floor()
+            a.i32_trunc_sat_f64_s()
         elif ty in (Int, Bool) and prim == "neg":
             a.i32_const(0)
             self.get(e.args[0])
@@ -471,36 +510,60 @@ class FunctionGen(MemoryRules):
                 self.set(o)
 
     def op_for(self, e: Eqn) -> bytes:
-        """The loop's code. Its accumulators are read when its outputs are written, so they take
-        locals before the outputs release theirs; what the body reads from outside and the index
-        live across all iterations, so they take locals before the body is walked."""
+        """A loop's code (a `for`, or a `fold`: a `for` with carries). Its accumulators and carries
+        are read when its outputs are written, so they take locals before the outputs release
+        theirs; what the body reads from outside, the count and the index live across all
+        iterations, so they take locals before the body is walked; the initial carries are read
+        before the loop, all of them before any carry is set (through the stack), so they may share
+        locals with the carries.
+
+        A scalar carry is a local; an array carry points to one of two frame buffers, the one its
+        last value was copied into: an iteration copies each next array into the buffer its carry
+        does not point to, so it never overwrites what the iteration reads (arrays swapped between
+        carries included). Next values are pushed, then all carries set, so carries may swap."""
         n = e.params["n"]
         body: Block = e.params["body"]
-        i, *refs = body.params
-        n_elems = len(body.results)
+        c = loop_carries(e)
+        i, carries, refs = body.params[0], body.params[1 : 1 + c], body.params[1 + c :]
+        n_results = len(body.results)
+        count = loop_count(e)
         locals_ = self.locals
-        for r in refs:
+        for r in (*carries, *refs):
             locals_.take(r)
         for o in e.outs:
             locals_.release(o)
         for v in free_vars(body):
             if v not in self.reads:
                 locals_.take(v)
+        if type(count) is Var and count not in self.reads:
+            locals_.take(count)  # read at every iteration's test
         locals_.take(i)
-        for r in body.results:  # stored after each iteration
-            if r.__class__ is Var and r not in self.reads:
-                locals_.take(r)  # type: ignore[arg-type]
+        for res in body.results:  # read after each iteration
+            if type(res) is Var and res not in self.reads:
+                locals_.take(res)
         self.loop_depth += 1
         body_code = self.block(body)
         self.loop_depth -= 1
         locals_.release(i)
-        for r in refs:
+        for r in (*carries, *refs):
             locals_.release(r)
+        for x in e.args[:c]:  # the initial carries, read before the loop
+            if type(x) is Var and x not in self.reads:
+                self.operand(x)
         reads = self.reads
         self.asm = a = Asm()
-        elem_addrs = [self.alloc(size_of(o.ty)) for o in e.outs[:n_elems]]
+        elem_addrs = [self.alloc(size_of(o.ty)) for o in e.outs[c:n_results]]
+        buffers = {
+            j: (self.alloc(size_of(p.ty)), self.alloc(size_of(p.ty)))
+            for j, p in enumerate(carries)
+            if is_array(p.ty)
+        }
+        for x in e.args[:c]:
+            self.get(x)
+        for p in reversed(carries):
+            self.set(p)
         for r in refs:
-            acc_t = r.ty.of  # type: ignore[union-attr]
+            acc_t = accumulated(r.ty)
             if is_array(acc_t):
                 addr = self.alloc(size_of(acc_t))
                 self.fill_zero(addr, size_of(acc_t))
@@ -508,25 +571,47 @@ class FunctionGen(MemoryRules):
             else:
                 self.get(Lit(0.0, Real) if acc_t == Real else Lit(0, Int))
             self.set(r)
+        if count is not None:
+            self.check_at_most(count, n, "count")
         a.i32_const(0)
         self.set(i)
         a.block()
         a.loop()
         self.get(i)
-        a.i32_const(n)
+        self.get(Lit(n, Int) if count is None else count)
         a.i32_ge_s()
         a.br_if(1)
         a.code += body_code
-        for r, addr in zip(body.results, elem_addrs):
-            es = size_of(r.ty)
+        for res, addr in zip(body.results[c:], elem_addrs):
+            es = size_of(res.ty)
             self.get(i)
             a.i32_const(es)
             a.i32_mul()
-            self.get(r)
-            if is_array(r.ty):
+            self.get(res)
+            if is_array(res.ty):
                 self._copy_to_element(addr, es)
             else:
-                self.store(r.ty, addr)
+                self.store(res.ty, addr)
+        targets = {}
+        for j, (first, second) in buffers.items():  # the next arrays, into the other buffer
+            targets[j] = t = self.temp(I32)
+            a.i32_const(second)
+            a.i32_const(first)
+            self.get(carries[j])
+            a.i32_const(first)
+            a.i32_eq()
+            a.select()
+            a.local_tee(t)
+            self.get(body.results[j])
+            a.i32_const(size_of(carries[j].ty))
+            a.memory_copy()
+        for j, res in enumerate(body.results[:c]):
+            if j in targets:
+                a.local_get(targets[j])
+            else:
+                self.get(res)
+        for p in reversed(carries):
+            self.set(p)
         self.get(i)
         a.i32_const(1)
         a.i32_add()
@@ -534,15 +619,78 @@ class FunctionGen(MemoryRules):
         a.br(0)
         a.end()
         a.end()
-        for o, addr in zip(e.outs[:n_elems], elem_addrs):
+        if count is not None:  # the elements of the iterations that did not run are zero
+            for res, addr in zip(body.results[c:], elem_addrs):
+                self.zero_tail(addr, size_of(res.ty), count, n)
+        for o, p in zip(e.outs[:c], carries):
+            if o in reads:
+                a.code += reads[p]
+                self.set(o)
+        for o, addr in zip(e.outs[c:n_results], elem_addrs):
             if o in reads:
                 a.i32_const(addr)
                 self.set(o)
-        for r, o in zip(refs, e.outs[n_elems:]):
+        for r, o in zip(refs, e.outs[n_results:]):
             if o in reads:
                 a.code += reads[r]
                 self.set(o)
         return bytes(a.code)
+
+    def check_at_most(self, value: Atom, bound: int, kind: str) -> None:
+        """Stop with the error of `kind` (`errors.RANGE_MESSAGES`) unless 0 <= value <= bound: the
+        check import raises it (one unsigned comparison; the call never returns)."""
+        assert self.check_index is not None and self.check_sites is not None, "no check import"
+        a = self.asm
+        self.get(value)
+        a.i32_const(bound)
+        a.i32_gt_u()
+        a.if_()
+        a.i32_const(len(self.check_sites))
+        self.get(value)
+        a.call(self.check_index)
+        a.unreachable()
+        a.end()
+        self.check_sites.append((kind, self.f.name, bound))
+
+    def op_checked(self, e: Eqn) -> None:
+        (x,) = e.args
+        self.check_at_most(x, e.params["n"] - 1, e.params["kind"])
+        self.get(x)
+        self.set(e.outs[0])
+
+    def zero_tail(self, addr: int, elem_size: int, count: Atom, n: int) -> None:
+        """Zero elements count..n-1 of the array of n elements of `elem_size` bytes at addr."""
+        a = self.asm
+        self.get(count)
+        a.i32_const(elem_size)
+        a.i32_mul()
+        a.i32_const(addr)
+        a.i32_add()
+        a.i32_const(0)
+        a.i32_const(n)
+        self.get(count)
+        a.i32_sub()
+        a.i32_const(elem_size)
+        a.i32_mul()
+        a.memory_fill()
+
+
+def runtime_checked(f: Function) -> bool:
+    """Whether f's code checks a value at run time through the check import (a loop's count, a
+    `checked` index)."""
+    found = f.cache.get("runtime_checked")
+    if found is None:
+        found = False
+        blocks = [f.body] if f.body is not None else []
+        while blocks and not found:
+            for e in blocks.pop().eqns:
+                if e.prim in LOOPS:
+                    found = found or loop_count(e) is not None
+                    blocks.append(e.params["body"])
+                elif e.prim == "checked":
+                    found = True
+        f.cache["runtime_checked"] = found
+    return found
 
 
 def _opcodes(t: Type) -> dict[str, bytes]:
@@ -624,6 +772,8 @@ _RULES = {
     "zeros": FunctionGen.op_zeros,
     "call": FunctionGen.op_call,
     "for": FunctionGen.op_for,
+    "fold": FunctionGen.op_for,
+    "checked": FunctionGen.op_checked,
     "accum": FunctionGen.op_accum,
 }
 _LOCAL_0 = local_get_code(0)

@@ -4,6 +4,8 @@ of the function's frame)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..ir import Atom, Eqn, Lit, Var
 from ..types import Int, Real, RefT, Scalar, Type, VecT
 from .encode import I32, Asm
@@ -16,6 +18,13 @@ class MemoryRules:
 
     asm: Asm
     bounds_checks: bool
+
+    if TYPE_CHECKING:  # FunctionGen's, declared for the type checker only (defined there at run time)
+
+        def get(self, a: Atom) -> None: ...
+        def set(self, v: Var) -> None: ...
+        def alloc(self, size: int) -> int: ...
+        def temp(self, wtype: int) -> int: ...
 
     def load(self, t: Type, offset: int = 0) -> None:
         (self.asm.f64_load if t == Real else self.asm.i32_load)(offset)

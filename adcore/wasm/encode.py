@@ -129,6 +129,7 @@ MEMORY_OPS: dict[str, tuple[int, int]] = {
 BULK_MEMORY_OPS: dict[str, bytes] = {
     "memory_copy": bytes([0xFC, 10, 0, 0]),
     "memory_fill": bytes([0xFC, 11, 0]),
+    "i32_trunc_sat_f64_s": bytes([0xFC, 2]),  # (not a memory instruction: the same prefix)
 }
 
 
@@ -143,7 +144,7 @@ class Asm:
     def __init__(self) -> None:
         self.code = bytearray()
 
-    def raw(self, data: bytes) -> Asm:
+    def raw(self, data: bytes | bytearray) -> Asm:
         self.code += data
         return self
 

@@ -231,8 +231,11 @@ def clear_lo(x: Val) -> Val:
 
 
 def select(cond: Val, if_true: Val | float, if_false: Val | float) -> Val:
-    t = if_true if isinstance(if_true, Val) else if_false
-    if not isinstance(t, Val):  # two Python constants: ints are i32, floats f64
+    if isinstance(if_true, Val):
+        t = if_true
+    elif isinstance(if_false, Val):
+        t = if_false
+    else:  # two Python constants: ints are i32, floats f64
         t = const(F64 if isinstance(if_true, float) else I32, if_true)
     a_, b_ = t._coerce(if_true), t._coerce(if_false)
 

@@ -22,7 +22,8 @@ import operator
 from collections import Counter
 from collections.abc import Callable
 
-from ..ir import Atom, Block, Eqn, Function, Var, call_graph, free_vars, has_loop
+from ..ir import LOOPS, Atom, Block, Eqn, Function, Var, call_graph, free_vars, has_loop
+from ..types import VecT, accumulated
 from .simplify import rename_block, simplify_function
 
 
@@ -73,13 +74,13 @@ def _with_callees(e: Eqn, visit: Callable[[Function], Function]) -> Eqn:
     if e.prim == "call":
         callee = visit(e.params["fn"])
         return e if callee is e.params["fn"] else Eqn(e.outs, "call", e.args, {**e.params, "fn": callee})
-    if e.prim != "for":
+    if e.prim not in LOOPS:
         return e
     b: Block = e.params["body"]
-    eqns = [x if x.prim != "call" and x.prim != "for" else _with_callees(x, visit) for x in b.eqns]
+    eqns = [x if x.prim != "call" and x.prim not in LOOPS else _with_callees(x, visit) for x in b.eqns]
     if all(map(operator.is_, eqns, b.eqns)):
         return e
-    return Eqn(e.outs, "for", e.args, {**e.params, "body": Block(b.params, tuple(eqns), b.results)})
+    return Eqn(e.outs, e.prim, e.args, {**e.params, "body": Block(b.params, tuple(eqns), b.results)})
 
 
 def _calls(b: Block) -> list[Eqn]:
@@ -90,7 +91,7 @@ def _calls(b: Block) -> list[Eqn]:
         for e in blocks.pop().eqns:
             if e.prim == "call":
                 found.append(e)
-            elif e.prim == "for":
+            elif e.prim in LOOPS:
                 blocks.append(e.params["body"])
     return found
 
@@ -105,7 +106,7 @@ def _bind(body: Block, args: tuple[Atom, ...], outs: tuple[Var, ...], sub: dict[
 
 def _substitute(e: Eqn, sub: dict[Var, Atom]) -> Eqn:
     args = tuple(sub.get(a, a) if isinstance(a, Var) else a for a in e.args)
-    if e.prim != "for":
+    if e.prim not in LOOPS:
         return Eqn(e.outs, e.prim, args, e.params)
     b: Block = e.params["body"]
     body = Block(
@@ -113,7 +114,7 @@ def _substitute(e: Eqn, sub: dict[Var, Atom]) -> Eqn:
         tuple(_substitute(x, sub) for x in b.eqns),
         tuple(sub.get(r, r) if isinstance(r, Var) else r for r in b.results),
     )
-    return Eqn(e.outs, "for", args, {**e.params, "body": body})
+    return Eqn(e.outs, e.prim, args, {**e.params, "body": body})
 
 
 class _Reads:
@@ -125,11 +126,9 @@ class _Reads:
     def __call__(self, e: Eqn) -> set[Var]:
         found = self.known.get(id(e))
         if found is None:
-            reads = (
-                set(free_vars(e.params["body"]))
-                if e.prim == "for"
-                else {a for a in e.args if isinstance(a, Var)}
-            )
+            reads = {a for a in e.args if isinstance(a, Var)}  # (a loop's: its count, initial carries)
+            if e.prim in LOOPS:
+                reads.update(free_vars(e.params["body"]))
             found = self.known[id(e)] = (e, reads)
         return found[1]
 
@@ -141,15 +140,21 @@ class _Reads:
 def fuse_block(eqns: list[Eqn]) -> list[Eqn]:
     out: list[Eqn] = []
     reads = _Reads()
-    loops = Counter[int]()  # loops in `out` by range: most have no earlier partner to look for
+    loops = Counter[tuple[object, ...]]()  # loops in `out` by range: most have no earlier partner
     for e in eqns:
         if e.prim == "for":
             e = own_index_sums_as_elements(e)
-            if loops[e.params["n"]] and _fuse_into_earlier(out, e, reads, loops[e.params["n"]]):
+            r = _range(e)
+            if loops[r] and _fuse_into_earlier(out, e, reads, loops[r]):
                 continue
-            loops[e.params["n"]] += 1
+            loops[r] += 1
         out.append(e)
     return out
+
+
+def _range(e: Eqn) -> tuple[object, ...]:
+    """The indices a loop runs over: its static n and its run-time count (the same variable), if any."""
+    return (e.params["n"], *e.args)
 
 
 def own_index_sums_as_elements(loop: Eqn) -> Eqn:
@@ -159,19 +164,24 @@ def own_index_sums_as_elements(loop: Eqn) -> Eqn:
     body: Block = loop.params["body"]
     i, *refs = body.params
     n = loop.params["n"]
-    value: dict[Var, Atom] = {}
-    nested = {a for e in body.eqns if e.prim == "for" for a in free_vars(e.params["body"])}
+    value: dict[Atom, Atom | None] = {}  # ref -> the value accumulated at the loop's index (None: other)
+    nested = {a for e in body.eqns if e.prim in LOOPS for a in free_vars(e.params["body"])}
     for e in body.eqns:
         if e.prim == "accum" and e.args[0] in refs and len(e.args) == 3:
-            value[e.args[0]] = e.args[1] if e.args[2] is i and e.args[0] not in value else None  # type: ignore[index,assignment]
-    own = [r for r in refs if value.get(r) is not None and r not in nested and r.ty.of.n == n]  # type: ignore[attr-defined]
+            value[e.args[0]] = e.args[1] if e.args[2] is i and e.args[0] not in value else None
+    own: dict[Var, Atom] = {}  # ref -> its element value, in the order of refs
+    for r in refs:
+        v = value.get(r)
+        # (accumulated at an index: an array)
+        if v is not None and r not in nested and isinstance(t := accumulated(r.ty), VecT) and t.n == n:
+            own[r] = v
     if not own:
         return loop
     n_elems = len(body.results)
     totals = dict(zip(refs, loop.outs[n_elems:]))
     kept = [r for r in refs if r not in own]
     eqns = tuple(e for e in body.eqns if not (e.prim == "accum" and e.args[0] in own))
-    new_body = Block((i, *kept), eqns, body.results + tuple(value[r] for r in own))
+    new_body = Block((i, *kept), eqns, body.results + tuple(own.values()))
     outs = loop.outs[:n_elems] + tuple(totals[r] for r in own) + tuple(totals[r] for r in kept)
     return Eqn(outs, "for", loop.args, {**loop.params, "body": new_body})
 
@@ -189,7 +199,7 @@ def _fuse_into_earlier(out: list[Eqn], late: Eqn, reads: _Reads, candidates: int
     moved: list[Eqn] = []
     for p in range(len(out) - 1, -1, -1):
         x = out[p]
-        if x.prim == "for" and x.params["n"] == late.params["n"]:
+        if x.prim == "for" and _range(x) == _range(late):
             candidates -= 1
             totals = x.outs[len(x.params["body"].results) :]
             fused = _merge(x, late) if moved_reads.isdisjoint(x.outs) and own.isdisjoint(totals) else None
@@ -227,7 +237,7 @@ def _merge(early: Eqn, late: Eqn) -> Eqn | None:
         b1.results + tuple(sub.get(r, r) if isinstance(r, Var) else r for r in b2.results),
     )
     outs = early.outs[:n1] + late.outs[:n2] + early.outs[n1:] + late.outs[n2:]
-    return Eqn(outs, "for", (), {**early.params, "body": body})
+    return Eqn(outs, "for", early.args, {**early.params, "body": body})
 
 
 def _take_elements(
@@ -237,11 +247,11 @@ def _take_elements(
     eqns: list[Eqn] = []
     for e in b.eqns:
         if e.prim == "index" and e.args[0] in element and e.args[1] is i2:
-            sub[e.outs[0]] = element[e.args[0]]  # type: ignore[index]
+            sub[e.outs[0]] = element[e.args[0]]
             continue
         if any(a in element for a in e.args):
             return None
-        if e.prim == "for":
+        if e.prim in LOOPS:
             inner: Block = e.params["body"]
             inner_eqns = _take_elements(inner, element, i2, sub)
             if inner_eqns is None or any(r in element for r in inner.results):
@@ -251,7 +261,8 @@ def _take_elements(
                 inner_eqns,
                 tuple(sub.get(r, r) if isinstance(r, Var) else r for r in inner.results),
             )
-            eqns.append(Eqn(e.outs, "for", e.args, {**e.params, "body": inner}))
+            args = tuple(sub.get(a, a) if isinstance(a, Var) else a for a in e.args)
+            eqns.append(Eqn(e.outs, e.prim, args, {**e.params, "body": inner}))
             continue
         eqns.append(_substitute(e, sub))
     if any(r in element for r in b.results):

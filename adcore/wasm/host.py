@@ -18,13 +18,14 @@ import numpy as np
 import wasmtime
 
 from ..convert import call_impl, from_python
-from ..errors import OpaqueCallError
+from ..errors import RANGE_MESSAGES, OpaqueCallError, RangeError
 from ..ir import Function
 from ..types import Bool, Int, Real, Type, VecT
 from .layout import is_array, size_of, wasm_signature
 from .runtime import HostFunction
 
 HOST_MODULE = "host"  # the import module name of opaque functions' host functions
+CHECK_IMPORT = "adcore:check"  # the import reporting a failed run-time check (`codegen.Plan.checks`)
 
 
 def dtype_shape(t: Type) -> tuple[type, tuple[int, ...]]:
@@ -39,7 +40,7 @@ def dtype_shape(t: Type) -> tuple[type, tuple[int, ...]]:
 def _read_array(memory: wasmtime.Memory, caller: wasmtime.Caller, addr: int, t: Type) -> Any:
     dtype, shape = dtype_shape(t)
     raw = memory.read(caller, addr, addr + size_of(t))
-    values = np.frombuffer(raw, dtype=dtype).reshape(shape)
+    values: np.ndarray = np.frombuffer(raw, dtype=dtype).reshape(shape)
     elem = t
     while isinstance(elem, VecT):
         elem = elem.elem
@@ -92,7 +93,7 @@ def host_function(g: Function) -> HostFunction:
         try:
             memory = caller["memory"] if arrays_in or arrays_out else None
             leaves = [
-                _read_array(memory, caller, v, t)  # type: ignore[arg-type]
+                _read_array(memory, caller, v, t)  # type: ignore[arg-type]  # memory: set, arrays_in
                 if is_array(t)
                 else bool(v)
                 if t is Bool
@@ -104,7 +105,7 @@ def host_function(g: Function) -> HostFunction:
             pointers = iter(raw[n:])
             for t, v in zip(g.result_types, out):
                 if is_array(t):
-                    _write_array(memory, caller, next(pointers), t, v)  # type: ignore[arg-type]
+                    _write_array(memory, caller, next(pointers), t, v)  # type: ignore[arg-type]  # memory: set, arrays_out
                 else:
                     scalars.append(int(v) if t is Int or t is Bool else v)
         except Exception as e:  # noqa: BLE001 - any failure of user code becomes a trap naming it
@@ -114,4 +115,16 @@ def host_function(g: Function) -> HostFunction:
     return HostFunction(functype, callback, scalar=False)
 
 
-__all__ = ["HOST_MODULE", "dtype_shape", "host_function"]
+def check_function(sites: list[tuple[str, str, int]]) -> HostFunction:
+    """The check import of a module whose run-time checks are `sites` (`codegen.Plan.checks`): it
+    raises the failed check's RangeError (the runtime raises it as a `WasmRangeError`)."""
+
+    def fail(site: int, value: int) -> None:
+        kind, where, bound = sites[site]
+        raise RangeError(RANGE_MESSAGES[kind](where, value, bound))
+
+    i32 = wasmtime.ValType.i32()
+    return HostFunction(wasmtime.FuncType([i32, i32], []), fail, scalar=True)
+
+
+__all__ = ["CHECK_IMPORT", "HOST_MODULE", "check_function", "dtype_shape", "host_function"]

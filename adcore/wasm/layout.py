@@ -40,7 +40,7 @@ def wasm_type(t: Type) -> int:
 
 def is_array(t: Type) -> bool:
     cls = t.__class__  # classes compared by identity: asked for every operand emitted
-    return cls is VecT or (cls is RefT and t.of.__class__ is VecT)  # type: ignore[union-attr]
+    return cls is VecT or (cls is RefT and t.of.__class__ is VecT)  # type: ignore[union-attr]  # t: a RefT
 
 
 def _align(n: int) -> int:
@@ -108,7 +108,7 @@ def emit_call(
             run += 1
         if run > 1:
             a.i32_const(buffer + 8 * k)
-            a.i32_const(src)  # type: ignore[arg-type]
+            a.i32_const(src)  # type: ignore[arg-type]  # not None: run > 1
             a.i32_const(8 * run)
             a.memory_copy()
         else:

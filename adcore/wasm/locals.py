@@ -78,9 +78,10 @@ class Locals:
         """v is defined here: before this point its local is free (v keeps it in `reads`, for the
         code that writes v)."""
         code = self.reads.get(v)
-        slot = self.slots.get(code) if code is not None else None  # type: ignore[arg-type]
-        if slot is not None:
-            slot[1].append(code)  # type: ignore[arg-type]
+        if code is not None:
+            slot = self.slots.get(code)
+            if slot is not None:
+                slot[1].append(code)
 
     def write(self, v: Var) -> bytes:
         """The code storing the stack's top into v (dropping it if nothing reads v)."""

@@ -19,6 +19,12 @@
   ``Instance`` per thread.  Engines and ``load_module`` are safe to share between threads.
 * ``FastFunc``: calls an export through ``wasmtime_func_call_unchecked`` with a preallocated
   argument/result buffer, skipping the type inspection and boxing done by ``Func.__call__``.
+
+This module is the one adapter to wasmtime-py's private parts (``wasmtime._ffi``: the C API's
+unchecked calls and callbacks, Winch's strategy value; ``wasmtime._func.LAST_EXCEPTION``: a host
+function's exception). Version rule: they were checked against the wasmtime-py majors in
+``WASMTIME_VERIFIED``; importing this module under another raises ``WasmtimeInternalsChanged``
+naming it, and tests/adcore/test_wasmtime_adapter.py fails, so an upgrade is checked first.
 """
 
 from __future__ import annotations
@@ -37,15 +43,32 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 import wasmtime
 from wasmtime import _ffi as ffi
 from wasmtime import _func as wasmtime_func
 
-from ..errors import OpaqueCallError, WasmCompileError
+from ..errors import OpaqueCallError, RangeError, WasmCompileError
 from ..lru import LRU
+
+WASMTIME_VERIFIED = (40, 50)  # first and last wasmtime-py major versions whose private parts we use
+
+
+class WasmtimeInternalsChanged(RuntimeError):
+    """The installed wasmtime-py is not a version whose private parts this adapter was checked against."""
+
+
+def wasmtime_major() -> int:
+    return int(importlib.metadata.version("wasmtime").split(".")[0])
+
+
+if not WASMTIME_VERIFIED[0] <= wasmtime_major() <= WASMTIME_VERIFIED[1]:
+    raise WasmtimeInternalsChanged(
+        f"wasmtime-py {importlib.metadata.version('wasmtime')} is installed; adcore.wasm.runtime uses its"
+        f" private _ffi and _func as versions {WASMTIME_VERIFIED[0]}-{WASMTIME_VERIFIED[1]} define them"
+    )
 
 TICK_SECONDS = 0.01
 ENGINE_SETTINGS: dict[str, object] = {
@@ -100,6 +123,11 @@ class WasmUnreachable(WasmTrap):
     pass
 
 
+class WasmRangeError(WasmTrap):
+    """A run-time check of compiled code failed (a loop's count out of range); the message is the
+    interpreter's."""
+
+
 class WasmMemoryOutOfBounds(WasmTrap):
     pass
 
@@ -140,11 +168,13 @@ _HOST_TRAP_MESSAGE = b"host function raised"
 _NO_FINALIZER = ctypes.CFUNCTYPE(None, ctypes.c_void_p)()
 
 
-def raise_host_error(function: str, exn: BaseException) -> None:
+def raise_host_error(function: str, exn: BaseException) -> NoReturn:
     """Raise the error for a call to `function` stopped by a host function's exception, from the
     exception the Python implementation raised."""
     if isinstance(exn, OpaqueCallError):
         raise WasmHostError(function, str(exn)) from exn.__cause__
+    if isinstance(exn, RangeError):
+        raise WasmRangeError(function, str(exn)) from None
     raise WasmHostError(function, f"host function raised {type(exn).__name__}: {exn}") from exn
 
 
@@ -445,7 +475,7 @@ class Instance:
                 if single:
                     setattr(values[0], results[0], out)
                 else:
-                    for k, (field, v) in enumerate(zip(results, out or ())):  # type: ignore[call-overload]
+                    for k, (field, v) in enumerate(zip(results, out or ())):  # type: ignore[call-overload]  # results: a sequence
                         setattr(values[k], field, v)
                 return 0
             except BaseException as e:  # noqa: BLE001 - raised again by the call that trapped
@@ -547,8 +577,9 @@ class MemoryView:
             if end > size:
                 raise IndexError(f"view [{self.offset}, {end}) exceeds linear memory of {size} bytes")
             raw = (ctypes.c_ubyte * size).from_address(ptr)
-            raw.owner = self.inst  # an array kept after its Compiled moved on keeps its Store alive
-            self._array = np.frombuffer(raw, dtype=self.dtype, count=self.n, offset=self.offset)
+            # an array kept after its Compiled moved on keeps its Store alive (ctypes arrays take attributes)
+            raw.owner = self.inst  # type: ignore[attr-defined]  # an attribute of ours on a ctypes array
+            self._array = np.frombuffer(raw, dtype=self.dtype, count=self.n, offset=self.offset)  # type: ignore[call-overload]  # a ctypes array is a buffer numpy's stubs do not list
             self._base = (ptr, size)
         return self._array
 

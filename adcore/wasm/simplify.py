@@ -30,7 +30,7 @@ from typing import Any
 from ..builder import fold, in_scope, literal_key
 from ..dce import dce_function
 from ..gc_pause import gc_paused
-from ..ir import Atom, Block, Eqn, Function, Lit, Var, callees, has_loop
+from ..ir import LOOPS, Atom, Block, Eqn, Function, Lit, Var, callees, has_loop
 from ..prims import PURE
 from ..types import Int, Real, RefT, VecT
 
@@ -113,6 +113,8 @@ def block_size(b: Block) -> int:
         elif e.prim == "for":
             inner = block_size(e.params["body"])
             total += e.params["n"] * inner if _unrollable(e, inner) else 1 + inner
+        elif e.prim == "fold":  # never unrolled
+            total += 1 + block_size(e.params["body"])
         else:
             total += 1
     return total
@@ -124,6 +126,7 @@ def _unrollable(e: Eqn, body_size: int) -> bool:
     n = e.params["n"]
     return (
         n <= UNROLL_LIMIT
+        and not e.args  # a loop whose count is known at run time only stays a loop
         and n * body_size <= UNROLL_BUDGET
         and not any(isinstance(p.ty, RefT) and not _scalar_ref(p) for p in body.params[1:])
     )
@@ -166,25 +169,25 @@ class Simplifier:
         unchanged = False  # then e itself is kept: no new equation to make
         if len(args) == 2:  # spelled out: a comprehension costs a call, more than the work here
             x, y = args
-            x2 = x if x.__class__ is Lit else get(x, x)
-            y2 = y if y.__class__ is Lit else get(y, y)
+            x2 = x if type(x) is Lit else get(x, x)
+            y2 = y if type(y) is Lit else get(y, y)
             unchanged = x2 is x and y2 is y
             args = (x2, y2)
         else:
-            args = tuple([a if a.__class__ is Lit else get(a, a) for a in args])
+            args = tuple([a if type(a) is Lit else get(a, a) for a in args])
         prim = e.prim
         if prim in PURE:  # most instructions: fold, reuse, or keep
-            if prim == "index" and args[1].__class__ is Lit and args[0] in self.vec_lits:
-                self.sub[e.outs[0]] = self.vec_lits[args[0]][int(args[1].val)]  # type: ignore[index, union-attr]
+            if prim == "index" and type(args[1]) is Lit and args[0] in self.vec_lits:
+                self.sub[e.outs[0]] = self.vec_lits[args[0]][int(args[1].val)]
                 return
-            key = (prim, *args)  # variables hash by identity, quickly
+            key: tuple[Any, ...] = (prim, *args)  # variables hash by identity, quickly
             for a in args:
-                if a.__class__ is Lit:  # every folding rule needs a literal operand
+                if type(a) is Lit:  # every folding rule needs a literal operand
                     folded = fold(prim, args)
                     if folded is not None:
                         self.sub[e.outs[0]] = folded
                         return
-                    key = (prim, *[x if x.__class__ is Var else literal_key(x) for x in args])  # type: ignore[arg-type]
+                    key = (prim, *[x if type(x) is Var else literal_key(x) for x in args])
                     break
             if not self.reuse(key, e.outs[0]):
                 out.append(e if unchanged else Eqn(e.outs, prim, args, e.params))
@@ -202,6 +205,10 @@ class Simplifier:
                 self.unroll(e, out)
                 return
             out.append(Eqn(e.outs, "for", args, {**e.params, "body": self.block(body, in_loop=True)}))
+            return
+        if e.prim == "fold":
+            body = self.block(e.params["body"], in_loop=True)
+            out.append(Eqn(e.outs, "fold", args, {**e.params, "body": body}))
             return
         new = e if unchanged else Eqn(e.outs, e.prim, args, e.params)
         if e.prim == "vec":
@@ -238,12 +245,12 @@ class Simplifier:
             for be in body.eqns:
                 args = tuple(rename.get(a, a) if isinstance(a, Var) else a for a in be.args)
                 if be.prim == "accum" and args[0] in totals:
-                    totals[args[0]].append(self.atom(args[1]))  # type: ignore[index]
+                    totals[args[0]].append(self.atom(args[1]))
                     continue
                 new_outs = tuple(Var(o.ty) for o in be.outs)
                 rename.update(zip(be.outs, new_outs))
                 params = be.params
-                if be.prim == "for":
+                if be.prim in LOOPS:
                     params = {**params, "body": rename_block(params["body"], rename)}
                 self.eqn(Eqn(new_outs, be.prim, args, params), True, out)
             for col, r in zip(columns, body.results):
@@ -258,7 +265,7 @@ class Simplifier:
         ty = like.ty
         if not atoms:
             if not isinstance(ty, VecT):
-                return Lit(0.0, ty) if ty == Real else Lit(0, ty)  # type: ignore[arg-type]
+                return Lit(0.0, ty) if ty == Real else Lit(0, ty)  # type: ignore[arg-type]  # a leaf, not an array: a Scalar
             zero = Var(ty)
             out.append(Eqn((zero,), "zeros", (), {"ty": ty}))
             return zero
@@ -291,7 +298,7 @@ def _renamed(b: Block, local: dict[Var, Atom], fresh_params: bool) -> Block:
         outs = tuple(Var(o.ty) for o in e.outs)
         local.update(zip(e.outs, outs))
         p = e.params
-        if e.prim == "for":
+        if e.prim in LOOPS:
             p = {**p, "body": _renamed(p["body"], local, True)}
         eqns.append(Eqn(outs, e.prim, tuple(get(a, a) if isinstance(a, Var) else a for a in e.args), p))
     return Block(params, tuple(eqns), tuple(get(r, r) if isinstance(r, Var) else r for r in b.results))

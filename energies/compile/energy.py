@@ -16,7 +16,7 @@ import adcore
 from adcore import Int, Real, Vec, fn, vjp
 from adcore import math as am
 
-from ..expr import replay
+from ..expr import SlotReader, replay
 from .kinds import GoalKind, props_of, rebuild_shape
 
 Library = dict[str, Callable[..., Any]]
@@ -35,8 +35,7 @@ def kind_function(kind: GoalKind, index: int) -> adcore.Fn:
     args = kind.representative.args
 
     def body(inputs: Any, consts: Any) -> Any:
-        ins = iter([inputs[j] for j in range(kind.n_inputs)])
-        cs = iter([consts[j] for j in range(kind.n_consts)])
+        ins, cs = SlotReader(inputs), SlotReader(consts)
         # one replay per argument: signatures are per argument (see kinds.group_goals)
         return impl(*[replay(a, ins, cs, rebuild_shape, props_of) for a in args])
 

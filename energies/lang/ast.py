@@ -38,7 +38,7 @@ NOPOS = Pos()
 
 
 def _pos() -> Pos:
-    return field(default=NOPOS, compare=False, repr=False)  # type: ignore[return-value]
+    return field(default=NOPOS, compare=False, repr=False)
 
 
 @dataclass(frozen=True)

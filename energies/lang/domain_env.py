@@ -65,11 +65,20 @@ class DomainEnv:
         """A constructor or function named `name` (constructors win, as in Penrose)."""
         return self.constructors.get(name) or self.functions.get(name)
 
+    def unknown_callable(self, name: A.Name, where: str = "") -> str:
+        """The message for a call of `name` that names no constructor or function (`where`: e.g.
+        " in selector"), with the closest known name."""
+        return (
+            f"unknown function or constructor {name}{where}{did_you_mean(name.value, self.callable_names())}"
+        )
+
     def keywords(self) -> set[str]:
         return set(self.types) | set(self.predicates) | set(self.functions) | set(self.constructors)
 
 
 def check_domain(prog: A.DomainProg, text: str = "") -> DomainEnv:
+    # Over 80 lines on purpose: one pass over the statements in order, one branch per statement
+    # kind, sharing the environment being built and the errors collected so far.
     env = DomainEnv({t: A.NOPOS for t in LITERAL_TYPES}, {}, {}, {}, {})
     errors: list[DiagramError] = []
 

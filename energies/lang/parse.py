@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from lark import Token
 
@@ -120,7 +120,7 @@ class _SubstanceBuilder:
 
     def label_decl(self, meta: Any, children: list[Any]) -> A.LabelDecl:
         var, tok = children
-        kind = "MathLabel" if tok.type == "TEX" else "TextLabel"
+        kind: Literal["MathLabel", "TextLabel"] = "MathLabel" if tok.type == "TEX" else "TextLabel"
         return A.LabelDecl(var, str(tok)[1:-1], kind, pos_of(meta))
 
     def auto_label(self, meta: Any, children: list[Any]) -> A.AutoLabel:
@@ -171,10 +171,10 @@ class _SubstanceBuilder:
 # ---- public API ------------------------------------------------------------------------
 
 
-# ASTs are immutable, so identical texts (registry trios share Style files) parse once. The parsed
-# programs of all three languages share one LRU, bounded in bytes by a host (the service's workers:
-# PENROSE_PARSE_CACHE_MB): tracemalloc measured 18-71 bytes of AST per character (median 46) over
-# the 24 programs of 8 registry trios, and the text itself is kept as the key.
+# ASTs are immutable, so identical texts (trios share Style files) parse once. The parsed programs
+# of all three languages share one LRU, bounded in bytes by a host (the service's workers:
+# PENROSE_PARSE_CACHE_MB); an entry weighs its AST, estimated per character of text (the
+# measurement behind BYTES_PER_CHAR: docs/operations.md), and the text itself, kept as the key.
 BYTES_PER_CHAR = 50
 PARSED: LRU[tuple[str, str], tuple[Any, int]] = LRU(768, weight=lambda entry: entry[1] * BYTES_PER_CHAR)
 

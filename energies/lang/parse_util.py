@@ -7,7 +7,13 @@ built, which halves parsing time).  Lark only supports meta-less callbacks there
 Grammar terminals named `KW_*` are statement keywords kept only for that purpose: they
 give e.g. `ensure ...` the keyword's position and are dropped before the builder runs.
 `run_parser` drives lark's LALR table and contextual lexer with its own, leaner loops
-(`_run_lalr`, `_lex`): same tokens, callbacks and errors, about 1.5x faster.
+(`_run_lalr`, `_lex`): same tokens, callbacks and errors, faster (docs/benchmarks.md).
+
+This module is the one adapter to lark's internals (its parse table, its contextual lexer's
+per-state scanners). Version rule: our loops run only on a lark in `LARK_VERIFIED` whose tables have
+the shape they read; any other lark parses with its own public `Lark.parse` (slower, the same
+ASTs and errors), and tests/energies/lang/test_lark_adapter.py fails so that the new version is
+checked and added.
 """
 
 from __future__ import annotations
@@ -29,6 +35,12 @@ from energies.lang.errors import DiagramError, Source, closest
 from energies.limits import check_deadline
 
 _HERE = FsPath(__file__).resolve().parent
+LARK_VERIFIED = {(1, 3)}  # lark (major, minor) versions whose internals our loops were checked against
+
+
+def lark_version() -> tuple[int, int]:
+    major, minor = lark.__version__.split(".")[:2]
+    return int(major), int(minor)
 
 
 def _first_pos(children: Any) -> A.Pos:
@@ -210,7 +222,7 @@ def _syntax_error(
     if len(expected) > 8:
         expected_text += ", ..."
     if isinstance(err, lark.exceptions.UnexpectedCharacters):
-        message = f"unexpected character {text[err.pos_in_stream]!r}"
+        message = f"unexpected character {text[err.pos_in_stream]!r}"  # type: ignore[index]  # set on UnexpectedCharacters
     elif isinstance(err, lark.exceptions.UnexpectedToken) and err.token.type != "$END":
         message = (
             "unexpected end of line" if not str(err.token).strip() else f"unexpected token {str(err.token)!r}"
@@ -316,20 +328,24 @@ class _Scanners(dict[Any, _Scanner]):
 
     def __missing__(self, state: Any) -> _Scanner:
         basic = self.lexer.lexers[state]
-        scanner = self[state] = (basic.scanner._mres, basic.callback, basic.ignore_types, basic.newline_types)
+        # a BasicLexer's fields, not its abstract base's (the lark versions of LARK_VERIFIED)
+        scanner = self[state] = (basic.scanner._mres, basic.callback, basic.ignore_types, basic.newline_types)  # type: ignore[attr-defined]  # see the line above
         return scanner
 
 
 @functools.cache
 def _scanners(parser: lark.Lark) -> _Scanners | None:
-    """None when lark's lexer is not the contextual one this module knows (then lark lexes)."""
+    """None when lark's lexer is not the contextual one this module knows, or lark is not a version
+    these tables were checked against (then lark lexes)."""
+    if lark_version() not in LARK_VERIFIED:
+        return None
     lexer = parser.parse_interactive("").lexer_thread.lexer
     if type(lexer) is not lark.lexer.ContextualLexer:
         return None
     basics = list(lexer.lexers.values())
     if not all(type(b) is lark.lexer.BasicLexer for b in basics) or not basics:
         return None
-    if not isinstance(getattr(basics[0].scanner, "_mres", None), list):
+    if not isinstance(getattr(basics[0].scanner, "_mres", None), list):  # type: ignore[attr-defined]  # a BasicLexer's (checked above)
         return None
     return _Scanners(lexer)
 
@@ -372,7 +388,8 @@ def _lex(parser: lark.Lark, interactive: Any) -> Iterator[Token]:
             lexer_state.last_token = token
             yield from thread.lex(parser_state)
             return
-        value, kind = match.group(0), match.lastgroup
+        value = match.group(0)
+        kind: str = match.lastgroup  # type: ignore[assignment]  # every terminal is a named group: never None
         start, start_line, column = pos, line, pos - line_start + 1
         if kind in newline_types:
             newlines = value.count("\n")
@@ -448,6 +465,8 @@ def _with_end(tokens: Iterator[Token]) -> Iterator[Token]:
 def _own_loop_fits(parser: lark.Lark) -> bool:
     """Whether this lark still has the parse table `_run_lalr` reads (lark is pinned to the
     version it was written against; another one falls back to `Lark.parse`, slower but right)."""
+    if lark_version() not in LARK_VERIFIED:
+        return False
     try:
         _rows(parser)
     except (AttributeError, KeyError, TypeError, ValueError):

@@ -122,10 +122,7 @@ class _HeaderChecker:
                 sig = self.domain.callable(expr.name.value)
                 if sig is None:
                     self.err(
-                        expr.name.pos,
-                        f"unknown function or constructor {expr.name} in selector"
-                        f"{did_you_mean(expr.name.value, self.domain.callable_names())}",
-                        "TypeNotFound",
+                        expr.name.pos, self.domain.unknown_callable(expr.name, " in selector"), "TypeNotFound"
                     )
                     return
                 self.check_args(sig, expr.name, expr.args, expr.pos)

@@ -41,7 +41,7 @@ from energies.lang.ast import NOPOS, Name, NumberLit, Pos, StringLit
 
 
 def _pos() -> Pos:
-    return field(default=NOPOS, compare=False, repr=False)  # type: ignore[return-value]
+    return field(default=NOPOS, compare=False, repr=False)
 
 
 # ---- selectors ----------------------------------------------------------------------

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+import builtins
+from typing import Any, Literal
 
 from lark import Token
 
@@ -115,7 +116,7 @@ class StyleBuilder:
 
     def rel_field(self, meta: Any, children: list[Any]) -> S.RelField:
         var, *rest = children
-        descriptor = None
+        descriptor: Literal["MathLabel", "TextLabel"] | None = None
         if len(rest) == 2:
             descriptor = "MathLabel" if rest[0].type == "MATH" else "TextLabel"
         return S.RelField(var, name_of(rest[-1]), descriptor, pos_of(meta))
@@ -223,12 +224,6 @@ class StyleBuilder:
     def unary_sty_var(self, meta: Any, children: list[Any]) -> S.UnaryStyVarExpr:
         return S.UnaryStyVarExpr(str(children[0]), children[1], pos_of(meta))
 
-    def list(self, meta: Any, children: list[Any]) -> S.ListExpr:
-        return S.ListExpr(tuple(present(children)), pos_of(meta))
-
-    def tuple(self, meta: Any, children: list[Any]) -> S.TupleExpr:
-        return S.TupleExpr((children[0], children[1]), pos_of(meta))
-
     def vector(self, meta: Any, children: list[Any]) -> S.Vector:
         return S.Vector(tuple(present(children)), pos_of(meta))
 
@@ -250,3 +245,11 @@ class StyleBuilder:
     def constraint(self, meta: Any, children: list[Any]) -> S.ConstrFn:
         stages, exclude = _stage_suffix(children[1:])
         return S.ConstrFn(children[0], stages, exclude, pos_of(meta))
+
+    # Named after their grammar rules, these two shadow the builtins within the class: they come last,
+    # and their own annotations name the builtins through `builtins`.
+    def list(self, meta: Any, children: builtins.list[Any]) -> S.ListExpr:
+        return S.ListExpr(builtins.tuple(present(children)), pos_of(meta))
+
+    def tuple(self, meta: Any, children: builtins.list[Any]) -> S.TupleExpr:
+        return S.TupleExpr((children[0], children[1]), pos_of(meta))

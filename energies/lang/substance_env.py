@@ -186,12 +186,7 @@ class _Checker:
         if isinstance(expr, A.Func):
             sig = self.domain.callable(expr.name.value)
             if sig is None:
-                self.err(
-                    expr.name.pos,
-                    f"unknown function or constructor {expr.name}"
-                    f"{did_you_mean(expr.name.value, self.domain.callable_names())}",
-                    "TypeNotFound",
-                )
+                self.err(expr.name.pos, self.domain.unknown_callable(expr.name), "TypeNotFound")
                 return
             if not self.check_args(sig, expr.name, expr.args, expr.pos):
                 return

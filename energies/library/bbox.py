@@ -13,35 +13,32 @@ from collections.abc import Sequence
 from functools import cache
 from typing import Any
 
-from adcore import Fn, Real, Vec, fn, select
+from adcore import Fn, Real, Vec, fn, fold, select
 from adcore import and_ as ad_and
+from energies.shapes import PathCmd
 
+from ..expr import LOOP_MIN
 from . import pmath as am
-from .geometry import (
-    POLYGONLIKE,
-    RECTLIKE,
-    Pt,
-    Scalar,
-    ShapeQueryError,
+from .fn_ops import (
     div,
     max_n,
     min_n,
-    points_of,
-    prop,
     pt,
     rot90,
     sqr,
-    sqrt,
     vadd,
     vmul,
     vnormalize,
-    vrot_degrees,
+    vrot,
     vsub,
 )
+from .geometry import POLYGONLIKE, RECTLIKE, Pt, Scalar, ShapeQueryError, points_of, prop
+from .loops import array_of
+from .pmath import sqrt
 
 Vec2 = Vec(2, Real)
 BBoxType = {"width": Real, "height": Real, "center": Vec2}
-BBox = dict  # {"width": Scalar, "height": Scalar, "center": [Scalar, Scalar]}
+BBox = dict  # {"width": Num, "height": Num, "center": [Num, Num]}
 
 
 def make_bbox(width: Scalar, height: Scalar, center: Sequence[Scalar]) -> BBox:
@@ -101,6 +98,12 @@ def inflate(b: BBox, delta: Scalar) -> BBox:
     return make_bbox(b["width"] + 2.0 * delta, b["height"] + 2.0 * delta, b["center"])
 
 
+def corners_extent(rect: Sequence[Pt]) -> tuple[Scalar, Scalar, Scalar, Scalar]:
+    """min x, min y, max x, max y of four corners [tr, tl, bl, br] of an axis-aligned box."""
+    xs, ys = [p[0] for p in rect], [p[1] for p in rect]
+    return min_n(xs), min_n(ys), max_n(xs), max_n(ys)
+
+
 def bbox_from_points(points: Sequence[Sequence[Scalar]]) -> BBox:
     lo_x, hi_x = min_n([p[0] for p in points]), max_n([p[0] for p in points])
     lo_y, hi_y = min_n([p[1] for p in points]), max_n([p[1] for p in points])
@@ -111,7 +114,7 @@ def rect_pts(center: Sequence[Scalar], width: Scalar, height: Scalar, clockwise:
     """Corners [tr, tl, bl, br] of a rectangle rotated `clockwise` degrees about its center."""
     hw, hh = width * 0.5, height * 0.5
     local = [[hw, hh], [-hw, hh], [-hw, -hh], [hw, -hh]]
-    return [vadd(vrot_degrees(p, -clockwise), center) for p in local]
+    return [vadd(vrot(p, -clockwise), center) for p in local]
 
 
 # -- one adcore function per shape kind ------------------------------------------------------------
@@ -170,12 +173,37 @@ bbox_line = fn([Vec2, Vec2, Real], BBoxType, _line_bbox, name="bbox_line")
 
 @cache
 def bbox_polygon_fn(n: int) -> Fn:
-    """Box of n points scaled by `scale` (Polygon and Polyline; Penrose ignores their stroke)."""
+    """Box of n points scaled by `scale` (Polygon and Polyline; Penrose ignores their stroke): from
+    LOOP_POINTS points on, by one loop (the same left folds of min and max as `bbox_from_points`)."""
 
     def body(points: Any, scale: Any) -> BBox:
-        return bbox_from_points([[scale * points[i][0], scale * points[i][1]] for i in range(n)])
+        if n < LOOP_POINTS:
+            return bbox_from_points([[scale * points[i][0], scale * points[i][1]] for i in range(n)])
+
+        def x(i: Any) -> Any:
+            return scale * points[i][0]
+
+        def y(i: Any) -> Any:
+            return scale * points[i][1]
+
+        def step(b: dict[str, Any], i: Any) -> dict[str, Any]:
+            xi, yi = x(i + 1), y(i + 1)
+            return {
+                "lx": am.min(b["lx"], xi),
+                "hx": am.max(b["hx"], xi),
+                "ly": am.min(b["ly"], yi),
+                "hy": am.max(b["hy"], yi),
+            }
+
+        b = fold(n - 1, {"lx": x(0), "hx": x(0), "ly": y(0), "hy": y(0)}, step)
+        return make_bbox(
+            b["hx"] - b["lx"], b["hy"] - b["ly"], [(b["lx"] + b["hx"]) * 0.5, (b["ly"] + b["hy"]) * 0.5]
+        )
 
     return fn([Vec(n, Vec2), Real], BBoxType, body, name=f"bbox_polygon{n}")
+
+
+LOOP_POINTS = LOOP_MIN  # polygons from this many points have their box computed by a loop
 
 
 # -- paths -----------------------------------------------------------------------------------------
@@ -190,7 +218,7 @@ def _arc_box_points(cursor: Pt, end: Pt, values: Sequence[Scalar]) -> list[Pt]:
     rx_raw, ry_raw, rotation, large_arc, sweep = values[:5]
     phi = -rotation
     rx_pos, ry_pos = am.abs(rx_raw), am.abs(ry_raw)
-    x1p, y1p = vrot_degrees(vmul(0.5, vsub(cursor, end)), -phi)
+    x1p, y1p = vrot(vmul(0.5, vsub(cursor, end)), -phi)
     lam = sqr(div(x1p, rx_pos)) + sqr(div(y1p, ry_pos))
     grow = lam > 1.0
     rx = select(grow, sqrt(lam) * rx_pos, rx_pos)
@@ -200,7 +228,7 @@ def _arc_box_points(cursor: Pt, end: Pt, values: Sequence[Scalar]) -> list[Pt]:
     sign = select(am.abs(large_arc - sweep) < 0.5, 1.0, -1.0)
     k = sign * sqrt(am.max(1e-18, div(num, den)))
     c_prime = [k * div(rx * y1p, ry), k * -div(ry * x1p, rx)]
-    cx, cy = vadd(vrot_degrees(c_prime, phi), vmul(0.5, vadd(cursor, end)))
+    cx, cy = vadd(vrot(c_prime, phi), vmul(0.5, vadd(cursor, end)))
     r = am.max(rx, ry)
     return [[cx - r, cy - r], [cx + r, cy + r]]
 
@@ -261,14 +289,6 @@ def path_box_points(d: Sequence[Any], where: str = "bbox of Path") -> list[Pt]:
     return points
 
 
-class _Cmd:
-    __slots__ = ("cmd", "contents")
-
-    def __init__(self, cmd: str, contents: list[list[Any]]):
-        self.cmd, self.contents = cmd, contents
-
-
-@cache
 def bbox_path_fn(structure: tuple[tuple[str, tuple[int, ...]], ...]) -> Fn:
     """Box of path data with this command structure; its numbers come as one flat vector."""
     size = sum(sum(lens) for _, lens in structure)
@@ -280,26 +300,13 @@ def bbox_path_fn(structure: tuple[tuple[str, tuple[int, ...]], ...]) -> Fn:
             for n in lens:
                 parts.append([flat[k + j] for j in range(n)])
                 k += n
-            d.append(_Cmd(cmd, parts))
+            d.append(PathCmd(cmd, parts))
         return bbox_from_points(path_box_points(d))
 
     return fn([Vec(max(size, 1), Real)], BBoxType, lambda flat: body(flat), name=f"bbox_path{len(structure)}")
 
 
-def _as_library_path(d: Sequence[Any]) -> list[Any]:
-    """Accept the renderer's commands too (`energies.shapes.PathCmd`: `args` of Coord / Values)."""
-    out = []
-    for c in d:
-        if hasattr(c, "contents"):
-            out.append(c)
-            continue
-        parts = [[a.x, a.y] if hasattr(a, "x") else list(a.numbers) for a in c.args]
-        out.append(_Cmd(c.cmd, parts))
-    return out
-
-
 def bbox_of_path_data(d: Sequence[Any]) -> BBox:
-    d = _as_library_path(d)
     path_box_points(d)  # validates the structure with a clear error before tracing
     flat = [x for c in d for part in c.contents for x in part] or [0.0]
     return _normal(bbox_path_fn(_path_structure(d))(flat))
@@ -323,10 +330,15 @@ def bbox_of(shape: Any) -> BBox:
     elif k == "Line":
         b = bbox_line(pt(p("start")), pt(p("end")), p("strokeWidth"))
     elif k in ("Polygon", "Polyline"):
-        pts = [pt(q) for q in p("points")]
-        if not pts:
-            raise ShapeQueryError(f"bbox of {k}: the shape has no points")
-        b = bbox_polygon_fn(len(pts))(pts, p("scale"))
+        points = p("points")
+        arr = array_of(points)
+        if arr is not None and arr.ty.elem == Vec2:  # a long list replayed as a loop: passed as it is
+            b = bbox_polygon_fn(len(points))(arr, p("scale"))
+        else:
+            pts = [pt(q) for q in points]
+            if not pts:
+                raise ShapeQueryError(f"bbox of {k}: the shape has no points")
+            b = bbox_polygon_fn(len(pts))(pts, p("scale"))
     elif k == "Path":
         return bbox_of_path_data(p("d"))
     elif k == "Group":
@@ -341,6 +353,11 @@ def bbox_rectlike(shape: Any) -> BBox:
     p = lambda name: prop(shape, name, f"bbox of {shape.kind}")  # noqa: E731
     rotation = shape.props.get("rotation", 0.0)
     return _normal(bbox_rotated_rect(pt(p("center")), p("width"), p("height"), rotation, 0.0))
+
+
+def rectlike_corners(shape: Any) -> list[Pt]:
+    """Corners [tr, tl, bl, br] of a rectangle-like shape's box (Penrose's rect points of a rectlike)."""
+    return bbox_pts(bbox_rectlike(shape))
 
 
 def bbox_of_group(shape: Any) -> BBox:

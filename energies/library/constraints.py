@@ -27,28 +27,25 @@ from .bbox import (
 )
 from .distance import BBoxApproximationWarning, shape_distance, warn_bbox
 from .ellipses import PI_OVER_3, circle_to_implicit, ellipse_to_implicit, overlapping_implicit_ellipses
-from .geometry import (
-    Pt,
-    Scalar,
-    ShapeQueryError,
+from .fn_ops import (
     add_n,
     angle_from,
     consecutive_pairs,
     consecutive_triples,
     cross2,
     div,
-    is_rectlike,
     max_n,
     min_n,
-    prop,
     pt,
     relu,
     sqr,
-    sqrt,
     vdist,
     vdot,
     vsub,
 )
+from .geometry import Pt, Scalar, ShapeQueryError, is_rectlike, prop
+from .loops import chain, total
+from .pmath import sqrt
 from .polygons import contains_convex_polygon_points, convex_partitions
 
 # -- scalars ---------------------------------------------------------------------------------------
@@ -256,13 +253,15 @@ def distribute_horizontally(
 ) -> Scalar:
     ordered = list(shapes) if left_to_right else list(reversed(shapes))
     boxes = [bbox_of(s) for s in ordered]
-    return add_n([am.abs(max_x(a) + padding - min_x(b)) for a, b in zip(boxes, boxes[1:])])
+    # Penrose sums these from 0 in a loop, not with addN (fn_ops' summation order)
+    return add_n([0.0, *(am.abs(max_x(a) + padding - min_x(b)) for a, b in zip(boxes, boxes[1:]))])
 
 
 def distribute_vertically(shapes: Sequence[Any], padding: Scalar = 0.0, top_to_bottom: bool = True) -> Scalar:
     ordered = list(reversed(shapes)) if top_to_bottom else list(shapes)
     boxes = [bbox_of(s) for s in ordered]
-    return add_n([am.abs(max_y(a) + padding - min_y(b)) for a, b in zip(boxes, boxes[1:])])
+    # Penrose sums these from 0 in a loop, not with addN (fn_ops' summation order)
+    return add_n([0.0, *(am.abs(max_y(a) + padding - min_y(b)) for a, b in zip(boxes, boxes[1:]))])
 
 
 def overlap_1d(interval1: Sequence[Scalar], interval2: Sequence[Scalar]) -> Scalar:
@@ -283,8 +282,18 @@ def disjoint_intervals(s1: Any, s2: Any) -> Scalar:
 # -- curves (points of a polygonal chain, `closed` says whether it wraps around) -------------------
 
 
+def _turning_angle(a: Pt, b: Pt, c: Pt) -> Scalar:
+    return angle_from(vsub(b, a), vsub(c, b))
+
+
 def _turning_angles(points: Sequence[Pt], closed: bool) -> list[Scalar]:
-    return [angle_from(vsub(b, a), vsub(c, b)) for a, b, c in consecutive_triples(list(points), closed)]
+    return [_turning_angle(a, b, c) for a, b, c in consecutive_triples(list(points), closed)]
+
+
+def _equivalued_terms(m: int, term: Any) -> Scalar:
+    """equivalued of term(0), ..., term(m-1) by two loops (the terms are recomputed)."""
+    mean = total(m, term) / float(m)
+    return total(m, lambda i: sqr(term(i) - mean))
 
 
 def equivalued(xs: Sequence[Scalar]) -> Scalar:
@@ -294,12 +303,20 @@ def equivalued(xs: Sequence[Scalar]) -> Scalar:
 
 
 def is_locally_convex(points: Sequence[Pt], closed: bool) -> Scalar:
+    loop = chain(points, closed, 3, _turning_angle)
+    if loop is not None:
+        m, angle = loop
+        mean_sign = am.sign(total(m, angle))
+        return total(m, lambda i: (lambda a: select(mean_sign * a <= 0.0, sqr(a), 0.0))(angle(i)))
     angles = _turning_angles(points, closed)
     mean_sign = am.sign(add_n(angles))
     return add_n([select(mean_sign * a <= 0.0, sqr(a), 0.0) for a in angles])
 
 
 def turning_number(points: Sequence[Pt], closed: bool) -> Scalar:
+    loop = chain(points, closed, 3, _turning_angle)
+    if loop is not None:
+        return total(*loop) / (2.0 * math.pi)
     return add_n(_turning_angles(points, closed)) / (2.0 * math.pi)
 
 
@@ -308,10 +325,16 @@ def is_convex(points: Sequence[Pt], closed: bool) -> Scalar:
 
 
 def is_equilateral(points: Sequence[Pt], closed: bool) -> Scalar:
+    loop = chain(points, closed, 2, vdist)
+    if loop is not None:
+        return _equivalued_terms(*loop)
     return equivalued([vdist(a, b) for a, b in consecutive_pairs(list(points), closed)])
 
 
 def is_equiangular(points: Sequence[Pt], closed: bool) -> Scalar:
+    loop = chain(points, closed, 3, _turning_angle)
+    if loop is not None:
+        return _equivalued_terms(*loop)
     return equivalued(_turning_angles(points, closed))
 
 

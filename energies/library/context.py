@@ -9,6 +9,7 @@ the variation seed, as Penrose's sampled inputs are (they are never optimized).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 from energies.shapes.seedrandom import SeedRandom
 
@@ -21,13 +22,22 @@ class CanvasSize:
     height: float
 
 
+class Sized(Protocol):
+    """Anything with a canvas's `.width` and `.height`: an `energies.shapes.Canvas`, a `CanvasSize`."""
+
+    @property
+    def width(self) -> float: ...
+
+    @property
+    def height(self) -> float: ...
+
+
 @dataclass
 class FunctionContext:
-    """`rng`: Penrose's generator seeded by the diagram's variation; `canvas`: anything with
-    `.width` and `.height` (an `energies.shapes.Canvas` or a `CanvasSize`)."""
+    """`rng`: Penrose's generator seeded by the diagram's variation; `canvas`: its dimensions."""
 
     rng: SeedRandom
-    canvas: CanvasSize
+    canvas: Sized
 
     @staticmethod
     def seeded(seed: int, width: float = 800.0, height: float = 700.0) -> FunctionContext:

@@ -12,20 +12,15 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import pmath as am
-from .bbox import bbox_of, bbox_pts, bbox_rectlike
+from .bbox import bbox_of, bbox_pts, corners_extent, rectlike_corners
 from .ellipses import overlapping_polygon_points_ellipse
-from .geometry import (
-    Pt,
-    Scalar,
-    is_polygonlike,
-    is_rectlike,
+from .fn_ops import (
     min_n,
-    points_of,
-    prop,
     pt,
     vdist,
     vsub,
 )
+from .geometry import Pt, Scalar, is_polygonlike, is_rectlike, points_of, prop
 from .polygons import (
     convex_partitions,
     overlapping_polygon_points,
@@ -57,21 +52,8 @@ def distance_rects(rect1: Sequence[Pt], rect2: Sequence[Pt]) -> Scalar:
     return rectangle_signed_distance(bl, tr)
 
 
-def _box_extent(rect: Sequence[Pt]) -> tuple[Scalar, Scalar, Scalar, Scalar]:
-    """min x, min y, max x, max y of four corners [tr, tl, bl, br] of an axis-aligned box."""
-    xs, ys = [p[0] for p in rect], [p[1] for p in rect]
-    return min_n(xs), min_n(ys), am_max_n(xs), am_max_n(ys)
-
-
-def am_max_n(xs: Sequence[Scalar]) -> Scalar:
-    out = xs[0]
-    for x in xs[1:]:
-        out = am.max(out, x)
-    return out
-
-
 def distance_rect_line(rect: Sequence[Pt], start: Pt, end: Pt) -> Scalar:
-    x0, y0, x1, y1 = _box_extent(rect)
+    x0, y0, x1, y1 = corners_extent(rect)
     return rect_line_dist(x0, y0, x1, y1, start[0], start[1], end[0], end[1])
 
 
@@ -88,7 +70,7 @@ def distance_polys(pts1: Sequence[Pt], pts2: Sequence[Pt]) -> Scalar:
 
 
 def distance_rect_circle(rect: Sequence[Pt], c: Pt, r: Scalar) -> Scalar:
-    x0, y0, x1, y1 = _box_extent(rect)
+    x0, y0, x1, y1 = corners_extent(rect)
     hw, hh = (x1 - x0) * 0.5, (y1 - y0) * 0.5
     x, y = (x0 + x1) * 0.5 - c[0], (y0 + y1) * 0.5 - c[1]
     return rectangle_signed_distance([x - hw, y - hh], [x + hw, y + hh]) - r
@@ -122,10 +104,6 @@ def _center(s: Any) -> Pt:
     return pt(prop(s, "center", f"shapeDistance({s.kind})"))
 
 
-def _rect(s: Any) -> list[Pt]:
-    return bbox_pts(bbox_rectlike(s))
-
-
 def _ends(s: Any) -> tuple[Pt, Pt]:
     return pt(prop(s, "start")), pt(prop(s, "end"))
 
@@ -136,17 +114,17 @@ def shape_distance(s1: Any, s2: Any) -> Scalar:
     if t1 == "Circle" and t2 == "Circle":
         return distance_circles(_center(s1), prop(s1, "r"), _center(s2), prop(s2, "r"))
     if is_rectlike(s1) and is_rectlike(s2):
-        return distance_rects(_rect(s1), _rect(s2))
+        return distance_rects(rectlike_corners(s1), rectlike_corners(s2))
     if is_rectlike(s1) and t2 == "Line":
-        return distance_rect_line(_rect(s1), *_ends(s2))
+        return distance_rect_line(rectlike_corners(s1), *_ends(s2))
     if t1 == "Line" and is_rectlike(s2):
-        return distance_rect_line(_rect(s2), *_ends(s1))
+        return distance_rect_line(rectlike_corners(s2), *_ends(s1))
     if is_polygonlike(s1) and is_polygonlike(s2):
         return distance_polys(points_of(s1), points_of(s2))
     if is_rectlike(s1) and t2 == "Circle":
-        return distance_rect_circle(_rect(s1), _center(s2), prop(s2, "r"))
+        return distance_rect_circle(rectlike_corners(s1), _center(s2), prop(s2, "r"))
     if t1 == "Circle" and is_rectlike(s2):
-        return distance_rect_circle(_rect(s2), _center(s1), prop(s1, "r"))
+        return distance_rect_circle(rectlike_corners(s2), _center(s1), prop(s1, "r"))
     if is_polygonlike(s1) and t2 == "Ellipse":
         return distance_poly_ellipse(points_of(s1), _center(s2), prop(s2, "rx"), prop(s2, "ry"))
     if t1 == "Ellipse" and is_polygonlike(s2):

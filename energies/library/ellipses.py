@@ -17,7 +17,15 @@ from dataclasses import dataclass
 from adcore import and_, select
 
 from . import pmath as am
-from .geometry import EPS_DENOM, Pt, Scalar, div, msign, sqr, sqrt, vdot
+from .fn_ops import (
+    EPS_DENOM,
+    div,
+    msign,
+    sqr,
+    vdot,
+)
+from .geometry import Pt, Scalar
+from .pmath import sqrt
 from .polygons import centroid, outward_unit_normal
 
 

@@ -32,8 +32,8 @@ from .fn_ops import (
     vnorm,
     vsub,
 )
+from .fn_ops import pt as _pt
 from .geometry import RECTLIKE, prop
-from .geometry import point2 as _pt
 from .geometry import unsupported_kind as _kind_error
 
 # -- closest points -------------------------------------------------------------------------------------
@@ -179,7 +179,7 @@ def _raw_silhouette(s: Shape, p: Vector) -> Vector:
     if k == "Circle":
         return _raw_silhouette_circle(_pt(prop(s, "center")), prop(s, "r"), p)
     if k in RECTLIKE:
-        return _raw_silhouette_rect(_bbox.bbox_pts(_bbox.bbox_rectlike(s)), p)
+        return _raw_silhouette_rect(_bbox.rectlike_corners(s), p)
     if k == "Line":
         return _raw_silhouette_line(_pt(prop(s, "start")), _pt(prop(s, "end")), p)
     if k == "Polyline":

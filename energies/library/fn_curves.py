@@ -8,6 +8,7 @@ Curvature at a vertex p2 between edges p1->p2 and p2->p3 is measured from the tu
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from energies.limits import MAX_MATRIX_DIMENSION, check_size
 
@@ -31,6 +32,7 @@ from .fn_ops import (
     vsub,
 )
 from .fn_ops import rot90 as _rot90
+from .loops import chain, maximum, total, written_as_loop
 
 ANGLE, STEINER_SEGMENT, OSCULATING, FINITE_DIFFERENCES = "angle", "steiner", "osculating", "finite"
 
@@ -55,24 +57,45 @@ def _pts(points: Points) -> list[list]:
     return [list(p) for p in points]
 
 
+def _pairs_total(points: Points, closed: bool, term: Any) -> Num:
+    """add_n of term(p, q) over consecutive pairs (one loop for a list replayed as a loop)."""
+    loop = chain(points, closed, 2, term)
+    if loop is not None:
+        return total(*loop)
+    return add_n([term(p, q) for p, q in consecutive_pairs(_pts(points), closed)])
+
+
+def _triples_total(points: Points, closed: bool, term: Any) -> Num:
+    loop = chain(points, closed, 3, term)
+    if loop is not None:
+        return total(*loop)
+    return add_n([term(a, b, c) for a, b, c in consecutive_triples(_pts(points), closed)])
+
+
+@written_as_loop
 def perimeter(points: Points, closed: bool) -> Num:
-    return add_n([vdist(p, q) for p, q in consecutive_pairs(_pts(points), closed)])
+    return _pairs_total(points, closed, vdist)
 
 
+@written_as_loop
 def signedArea(points: Points, closed: bool) -> Num:
     """The shoelace formula: positive for counterclockwise chains."""
-    return 0.5 * add_n([p[0] * q[1] - p[1] * q[0] for p, q in consecutive_pairs(_pts(points), closed)])
+    return 0.5 * _pairs_total(points, closed, lambda p, q: p[0] * q[1] - p[1] * q[0])
 
 
+@written_as_loop
 def totalCurvature(points: Points, closed: bool, signed: bool = True) -> Num:
-    ks = [curvature(a, b, c) for a, b, c in consecutive_triples(_pts(points), closed)]
-    return add_n(ks if signed else [am.abs(k) for k in ks])
+    if signed:
+        return _triples_total(points, closed, curvature)
+    return _triples_total(points, closed, lambda a, b, c: am.abs(curvature(a, b, c)))
 
 
+@written_as_loop
 def turningNumber(points: Points, closed: bool) -> Num:
     return totalCurvature(points, closed) / (2.0 * math.pi)
 
 
+@written_as_loop
 def isoperimetricRatio(points: Points, closed: bool) -> Num:
     p = perimeter(points, closed)
     return div(p * p, signedArea(points, closed))
@@ -82,31 +105,38 @@ def _dual_length(a: Vector, b: Vector, c: Vector) -> Num:
     return 0.5 * (vdist(a, b) * vdist(b, c))
 
 
+def _elastic_term(a: Vector, b: Vector, c: Vector) -> Num:
+    k = curvature(a, b, c, STEINER_SEGMENT)
+    return k * k * _dual_length(a, b, c)
+
+
+@written_as_loop
 def elasticEnergy(points: Points, closed: bool) -> Num:
     """Sum of squared (Steiner) curvatures times the dual edge lengths."""
-    terms = []
-    for a, b, c in consecutive_triples(_pts(points), closed):
-        k = curvature(a, b, c, STEINER_SEGMENT)
-        terms.append(k * k * _dual_length(a, b, c))
-    return add_n(terms)
+    return _triples_total(points, closed, _elastic_term)
 
 
+@written_as_loop
 def pElasticEnergy(points: Points, closed: bool, p: Num = 2.0) -> Num:
-    terms = [
-        am.pow(curvature(a, b, c, STEINER_SEGMENT), p) * _dual_length(a, b, c)
-        for a, b, c in consecutive_triples(_pts(points), closed)
-    ]
-    return add_n(terms)
-
-
-def lengthK(points: Points, closed: bool, k: Num) -> Num:
-    return add_n([am.pow(vdist(a, b), k) for a, b in consecutive_pairs(_pts(points), closed)])
-
-
-def maxCurvature(points: Points, closed: bool) -> Num:
-    return max_n(
-        [am.abs(curvature(a, b, c, OSCULATING)) for a, b, c in consecutive_triples(_pts(points), closed)]
+    return _triples_total(
+        points, closed, lambda a, b, c: am.pow(curvature(a, b, c, STEINER_SEGMENT), p) * _dual_length(a, b, c)
     )
+
+
+@written_as_loop
+def lengthK(points: Points, closed: bool, k: Num) -> Num:
+    return _pairs_total(points, closed, lambda a, b: am.pow(vdist(a, b), k))
+
+
+@written_as_loop
+def maxCurvature(points: Points, closed: bool) -> Num:
+    def term(a: Vector, b: Vector, c: Vector) -> Num:
+        return am.abs(curvature(a, b, c, OSCULATING))
+
+    loop = chain(points, closed, 3, term)
+    if loop is not None:
+        return maximum(*loop)
+    return max_n([term(a, b, c) for a, b, c in consecutive_triples(_pts(points), closed)])
 
 
 def inflectionEnergy(points: Points, closed: bool, p: Num) -> Num:

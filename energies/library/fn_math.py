@@ -14,6 +14,8 @@ from energies.limits import MAX_LIST_LENGTH, check_size
 
 from . import pmath as am
 from .fn_ops import Matrix, Num, Vector, add_n, max_n, min_n
+from .fn_ops import sqr as sqr  # Penrose's `sqr`, one of the computed functions (functions.py)
+from .loops import array_of, maximum, minimum, total, written_as_loop
 
 
 def static_index(i: Any, what: str) -> int:
@@ -79,10 +81,6 @@ def pow(x: Num, y: Num) -> Num:  # noqa: A001 - Penrose's name
     return am.pow(x, y)
 
 
-def sqr(x: Num) -> Num:
-    return x * x
-
-
 def sqrt(x: Num) -> Num:
     return am.sqrt(x)
 
@@ -115,24 +113,31 @@ def MathPI() -> Num:
     return math.pi
 
 
+@written_as_loop
 def sum(xs: Vector) -> Num:  # noqa: A001 - Penrose's name
-    return add_n(list(xs))
+    arr = array_of(xs)
+    return add_n(list(xs)) if arr is None else total(len(xs), arr.__getitem__)
 
 
+@written_as_loop
 def maxList(xs: Vector) -> Num:
-    return max_n(list(xs))
+    arr = array_of(xs)
+    return max_n(list(xs)) if arr is None else maximum(len(xs), arr.__getitem__)
 
 
+@written_as_loop
 def minList(xs: Vector) -> Num:
-    return min_n(list(xs))
+    arr = array_of(xs)
+    return min_n(list(xs)) if arr is None else minimum(len(xs), arr.__getitem__)
 
 
 def count(xs: Vector) -> Num:
     return float(len(xs))
 
 
+@written_as_loop
 def average(xs: Vector) -> Num:
-    return add_n(list(xs)) / float(builtins.max(1, len(xs)))
+    return sum(xs) / float(builtins.max(1, len(xs)))
 
 
 def average2(x: Num, y: Num) -> Num:
@@ -164,7 +169,7 @@ def repeat(n: int, k: Num) -> Vector:
 
 
 def _flat_size(v: Any) -> int:
-    return sum(map(_flat_size, v)) if isinstance(v, list | tuple) else 1
+    return builtins.sum(map(_flat_size, v)) if isinstance(v, list | tuple) else 1
 
 
 def TeXify(s: str) -> str:

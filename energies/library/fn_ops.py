@@ -1,8 +1,18 @@
-"""Vector and matrix operations shared by the computed functions (Penrose's `ops`).
+"""The library's one set of scalar, vector and matrix helpers (Penrose's `ops` and `ad` helpers).
 
 Polymorphic macros over lists of scalars: each runs on Python floats and on traced adcore values.
 Type aliases name the value kinds of docs/energies-design.md; `functions.py` reads them from the
 annotations of each computed function to describe its parameters.
+
+Summation order is part of the contract, because floating-point sums depend on it and our results
+follow Penrose's to the last bit where its own do:
+
+- `vdot`, `vnormsq` fold left from 0: ((0 + a0·b0) + a1·b1) + ..., as Penrose's `ops.vdot` and
+  `ops.vnormsq` (`_.reduce(terms, add, 0)`);
+- `add_n` folds left from the first term: (x0 + x1) + x2 + ..., 0 for no terms, as Penrose's `addN`
+  (its code generator reduces the terms without a start). A Penrose function that instead sums
+  from 0 in a loop (`distributeHorizontally`) writes `add_n([0.0, *terms])`;
+- `max_n`, `min_n` fold left from the first term with Penrose's select-based max and min (`pmath`).
 """
 
 from __future__ import annotations
@@ -36,6 +46,20 @@ __all__ = ["and_", "eq", "not_", "or_", "select"]
 def div(a: Num, b: Num) -> Num:
     """a / b with IEEE results (inf, NaN) on plain floats too, as Penrose's numbers behave."""
     return binary("div", a, b, real=True)
+
+
+def sqr(x: Num) -> Num:
+    """Penrose's `squared`."""
+    return x * x
+
+
+def relu(x: Num) -> Num:
+    return am.max(x, 0.0)
+
+
+def pt(v: Sequence[Num]) -> Vector:
+    """The first two coordinates of a point, as a fresh list (accepts tuples and traced arrays)."""
+    return [v[0], v[1]]
 
 
 def vadd(u: Sequence[Num], v: Sequence[Num]) -> Vector:
@@ -151,30 +175,29 @@ def msign(x: Num) -> Num:
 
 
 def add_n(xs: Sequence[Num]) -> Num:
-    if not xs:
-        return 0.0
-    total = xs[0]
-    for x in xs[1:]:
-        total = total + x
-    return total
+    """Penrose's addN: a left fold from the first term (module docstring), 0 for no terms."""
+    return _fold(xs, lambda a, b: a + b) if xs else 0.0
 
 
 def max_n(xs: Sequence[Num]) -> Num:
     if not xs:
         raise ValueError("maximum of an empty list")
-    m = xs[0]
-    for x in xs[1:]:
-        m = am.max(m, x)
-    return m
+    return _fold(xs, am.max)
 
 
 def min_n(xs: Sequence[Num]) -> Num:
     if not xs:
         raise ValueError("minimum of an empty list")
-    m = xs[0]
+    return _fold(xs, am.min)
+
+
+def _fold(xs: Sequence[Num], op: Any) -> Num:
+    """op(op(op(x0, x1), x2), ...): the left fold from the first term all of Penrose's n-ary sums,
+    maxima and minima use."""
+    out = xs[0]
     for x in xs[1:]:
-        m = am.min(m, x)
-    return m
+        out = op(out, x)
+    return out
 
 
 def mvmul(a: Sequence[Sequence[Num]], v: Sequence[Num]) -> Vector:

@@ -230,7 +230,7 @@ def triangle(l1: Shape, l2: Shape, l3: Shape) -> PathData:
 
 
 def Penrose(
-    center: Vector = (0.0, 0.0),
+    center: Vector = [0.0, 0.0],  # noqa: B006 - never mutated; a list, as every Vector
     radius: Num = 50.0,
     holeSize: Num = 0.35,
     angle: Num = 0.0,

@@ -43,15 +43,11 @@ from .fn_ops import (
     vnormalize,
     vsub,
 )
+from .fn_ops import pt as _pt
 from .fn_ops import rot90 as _rot90
 from .geometry import RECTLIKE, prop
-from .geometry import point2 as _pt
 from .geometry import unsupported_kind as _kind_error
-
-
-def _rect_of_rectlike(s: Shape) -> list:
-    return _bbox.bbox_pts(_bbox.bbox_rectlike(s))
-
+from .loops import array_of, written_as_loop
 
 # -- signed distances -----------------------------------------------------------------------------------
 
@@ -71,8 +67,10 @@ def signedDistanceCircle(c: Vector, r: Num, pt: Vector) -> Num:
     return vnorm(vsub(pt, c)) - r
 
 
+@written_as_loop
 def signedDistancePolygon(pts: Points, pt: Vector) -> Num:
-    return _polygons.signed_distance_polygon([_pt(p) for p in pts], _pt(pt))
+    long = array_of(pts) is not None  # a long list as one array: passed as it is
+    return _polygons.signed_distance_polygon(pts if long else [_pt(p) for p in pts], _pt(pt))
 
 
 def signedDistanceLine(start: Vector, end: Vector, pt: Vector) -> Num:

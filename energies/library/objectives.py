@@ -13,18 +13,10 @@ from adcore import select
 from . import pmath as am
 from .bbox import bbox_of, shape_center
 from .constraints import is_equiangular, is_equilateral
-from .geometry import (
+from .fn_ops import (
     EPS_DENOM,
-    Pt,
-    Scalar,
-    ShapeQueryError,
     add_n,
-    closest_pt_pt_seg,
     div,
-    is_linelike,
-    is_rectlike,
-    lerp2,
-    prop,
     pt,
     sqr,
     vdist,
@@ -33,6 +25,7 @@ from .geometry import (
     vnormalize,
     vsub,
 )
+from .geometry import Pt, Scalar, ShapeQueryError, closest_pt_pt_seg, is_linelike, is_rectlike, lerp2, prop
 
 # Penrose multiplies notTooClose by this because its raw magnitude is small.
 NOT_TOO_CLOSE_WEIGHT = 10e6

@@ -1,48 +1,20 @@
-"""Path data as the library computes it: a list of `PathCmd`s (Penrose's `PathDataV`).
+"""Path data as the library computes it: a list of `energies.shapes.PathCmd` (Penrose's `PathDataV`).
 
-Convention (Penrose's `PathCmd`, with its `SubPath` tags dropped because the command fixes them):
-
-    PathCmd(cmd, contents)   cmd is an SVG command letter, contents a list of lists of scalars
-
-    cmd   contents                                          meaning
-    "M"   [[x, y]]                                          move to (x, y)
-    "L"   [[x, y]]                                          line to (x, y)
-    "Q"   [[cx, cy], [x, y]]                                quadratic Bezier, control point, end
-    "C"   [[c1x, c1y], [c2x, c2y], [x, y]]                  cubic Bezier, two control points, end
-    "T"   [[x, y]]                                          smooth quadratic (control reflected)
-    "S"   [[c2x, c2y], [x, y]]                              smooth cubic (first control reflected)
-    "A"   [[rx, ry, rotation, largeArc, sweep], [x, y]]     elliptical arc; rotation in degrees,
-                                                            largeArc and sweep are 0 or 1
-    "Z"   []                                                close the subpath
-
-Every entry is a point ("CoordV" in Penrose) in diagram coordinates (y up; the renderer flips it),
-except the first entry of "A", which holds plain numbers ("ValueV", never flipped). Scalars may be
-Python floats or traced adcore values, so path builders are polymorphic like the rest of the
-library; the number and kinds of commands never depend on values. `to_render_path` converts a
-path of plain numbers to the renderer's `energies.shapes.PathCmd` (Coord / Values arguments).
+The convention of commands and their contents is `PathCmd`'s. Scalars may be Python floats or traced
+adcore values, so path builders are polymorphic like the rest of the library; the number and kinds of
+commands never depend on values. `concrete_path` turns a path of plain numbers into the renderer's
+(floats, checked).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from energies.limits import MAX_LIST_LENGTH, check_size
+from energies.shapes import ARC_VALUE_COUNT, PathCmd
 
-PathData = list["PathCmd"]
-
-ARC_VALUE_COUNT = 5  # rx, ry, rotation, largeArc, sweep
-
-
-@dataclass(frozen=True)
-class PathCmd:
-    cmd: str
-    contents: list
-
-    def end_point(self) -> list | None:
-        """The point the command ends at (None for "Z")."""
-        return list(self.contents[-1]) if self.contents else None
+PathData = list[PathCmd]
 
 
 def _pt(p: Sequence[Any]) -> list:
@@ -52,45 +24,42 @@ def _pt(p: Sequence[Any]) -> list:
 
 
 class PathBuilder:
-    """Appends commands to a path, one method per SVG command (chainable)."""
+    """Appends commands to a path, one method per SVG command (chainable); points are checked to
+    have two coordinates."""
 
     def __init__(self) -> None:
         self.cmds: PathData = []
 
-    def move_to(self, p: Sequence[Any]) -> PathBuilder:
-        self.cmds.append(PathCmd("M", [_pt(p)]))
+    def _add(self, cmd: str, *contents: list[Any]) -> PathBuilder:
+        self.cmds.append(PathCmd(cmd, list(contents)))
         return self
+
+    def move_to(self, p: Sequence[Any]) -> PathBuilder:
+        return self._add("M", _pt(p))
 
     def line_to(self, p: Sequence[Any]) -> PathBuilder:
-        self.cmds.append(PathCmd("L", [_pt(p)]))
-        return self
+        return self._add("L", _pt(p))
 
     def quadratic_to(self, control: Sequence[Any], p: Sequence[Any]) -> PathBuilder:
-        self.cmds.append(PathCmd("Q", [_pt(control), _pt(p)]))
-        return self
+        return self._add("Q", _pt(control), _pt(p))
 
     def cubic_to(self, control1: Sequence[Any], control2: Sequence[Any], p: Sequence[Any]) -> PathBuilder:
-        self.cmds.append(PathCmd("C", [_pt(control1), _pt(control2), _pt(p)]))
-        return self
+        return self._add("C", _pt(control1), _pt(control2), _pt(p))
 
     def quadratic_join(self, p: Sequence[Any]) -> PathBuilder:
-        self.cmds.append(PathCmd("T", [_pt(p)]))
-        return self
+        return self._add("T", _pt(p))
 
     def cubic_join(self, control2: Sequence[Any], p: Sequence[Any]) -> PathBuilder:
-        self.cmds.append(PathCmd("S", [_pt(control2), _pt(p)]))
-        return self
+        return self._add("S", _pt(control2), _pt(p))
 
     def arc_to(
         self, radius: Sequence[Any], p: Sequence[Any], rotation: Any, large_arc: Any, sweep: Any
     ) -> PathBuilder:
         rx, ry = _pt(radius)
-        self.cmds.append(PathCmd("A", [[rx, ry, rotation, large_arc, sweep], _pt(p)]))
-        return self
+        return self._add("A", [rx, ry, rotation, large_arc, sweep], _pt(p))
 
     def close(self) -> PathBuilder:
-        self.cmds.append(PathCmd("Z", []))
-        return self
+        return self._add("Z")
 
     def path(self) -> PathData:
         return self.cmds
@@ -136,24 +105,19 @@ def path_points(path: Sequence[PathCmd]) -> list[list]:
     return pts
 
 
-def to_render_path(path: Sequence[PathCmd]) -> tuple:
-    """A path of plain numbers as the renderer's `energies.shapes.PathCmd` tuple."""
-    from energies.shapes import Coord, Values
-    from energies.shapes import PathCmd as RenderCmd
-
+def concrete_path(path: Sequence[PathCmd]) -> tuple[PathCmd, ...]:
+    """A path of plain numbers as the renderer takes it: every entry floats, points of 2, arcs' of 5."""
     out = []
     for c in path:
-        args: list[Any] = []
+        contents = []
         for k, entry in enumerate(c.contents):
-            if c.cmd.upper() == "A" and k == 0:
-                if len(entry) != ARC_VALUE_COUNT:
-                    raise ValueError(f"arc parameters must be {ARC_VALUE_COUNT} numbers, got {len(entry)}")
-                args.append(Values(tuple(float(v) for v in entry)))
-            else:
-                x, y = entry
-                args.append(Coord(float(x), float(y)))
-        out.append(RenderCmd(c.cmd, tuple(args)))
+            size = ARC_VALUE_COUNT if c.holds_values(k) else 2
+            if len(entry) != size:
+                what = "arc parameters" if c.holds_values(k) else "a path point"
+                raise ValueError(f"{what} must be {size} numbers, got {len(entry)}")
+            contents.append([float(v) for v in entry])
+        out.append(PathCmd(c.cmd, contents))
     return tuple(out)
 
 
-__all__ = ["PathBuilder", "PathCmd", "PathData", "concat_paths", "line_from", "path_points", "to_render_path"]
+__all__ = ["PathBuilder", "PathCmd", "PathData", "concat_paths", "concrete_path", "line_from", "path_points"]

@@ -14,9 +14,9 @@ from adcore import binary, select
 from adcore.math import *  # noqa: F403 - this module is adcore.math with two replacements
 
 
-def min(x: Any, y: Any) -> Any:  # noqa: A001 - Penrose's name
+def min(x: Any, y: Any) -> Any:  # type: ignore[no-redef]  # noqa: A001 - Penrose's select replaces adcore.math's
     return select(binary("lt", x, y), x, y)
 
 
-def max(x: Any, y: Any) -> Any:  # noqa: A001 - Penrose's name
+def max(x: Any, y: Any) -> Any:  # type: ignore[no-redef]  # noqa: A001 - Penrose's select replaces adcore.math's
     return select(binary("gt", x, y), x, y)

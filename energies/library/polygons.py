@@ -13,12 +13,10 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from adcore import and_, not_, or_, select
+from adcore import and_, fold, not_, or_, select
 
 from . import pmath as am
-from .geometry import (
-    Pt,
-    Scalar,
+from .fn_ops import (
     add_n,
     clamp,
     div,
@@ -28,7 +26,6 @@ from .geometry import (
     pt,
     rot90,
     sqr,
-    sqrt,
     vdot,
     vmul,
     vneg,
@@ -36,6 +33,9 @@ from .geometry import (
     vnormalize,
     vsub,
 )
+from .geometry import Pt, Scalar
+from .loops import array_of, element
+from .pmath import sqrt
 
 NEG_INF = -math.inf
 
@@ -246,19 +246,31 @@ def rect_line_dist(
 
 def signed_distance_polygon(pts: Sequence[Pt], p: Pt) -> Scalar:
     """Signed distance from point p to a simple polygon (negative inside; Inigo Quilez's formula)."""
+    arr = array_of(pts)
+    if arr is not None:  # a long list as one array: the same steps, by one fold
+        n = len(pts)
+        first = vsub(p, element(arr, 0))
+        init = {"d": vdot(first, first), "s": 1.0}
+        c = fold(n, init, lambda c, i: _sdf_step(c, element(arr, i), element(arr, (i + (n - 1)) % n), p))
+        return c["s"] * sqrt(c["d"])
     v = [pt(q) for q in pts]
     d = vdot(vsub(p, v[0]), vsub(p, v[0]))
     s: Scalar = 1.0
     j = len(v) - 1
     for i in range(len(v)):
-        e, w = vsub(v[j], v[i]), vsub(p, v[i])
-        b = vsub(w, vmul(clamp(0.0, 1.0, div(vdot(w, e), vdot(e, e))), e))
-        d = am.min(d, vdot(b, b))
-        c1, c2, c3 = p[1] >= v[i][1], p[1] < v[j][1], e[0] * w[1] > e[1] * w[0]
-        flip = or_(and_(and_(c1, c2), c3), and_(and_(not_(c1), not_(c2)), not_(c3)))
-        s = select(flip, -s, s)
+        c = _sdf_step({"d": d, "s": s}, v[i], v[j], p)
+        d, s = c["d"], c["s"]
         j = i
     return s * sqrt(d)
+
+
+def _sdf_step(c: dict[str, Any], vi: Pt, vj: Pt, p: Pt) -> dict[str, Any]:
+    """One edge (vj, vi) of the polygon distance: the nearest squared distance and the winding sign."""
+    e, w = vsub(vj, vi), vsub(p, vi)
+    b = vsub(w, vmul(clamp(0.0, 1.0, div(vdot(w, e), vdot(e, e))), e))
+    c1, c2, c3 = p[1] >= vi[1], p[1] < vj[1], e[0] * w[1] > e[1] * w[0]
+    flip = or_(and_(and_(c1, c2), c3), and_(and_(not_(c1), not_(c2)), not_(c3)))
+    return {"d": am.min(c["d"], vdot(b, b)), "s": select(flip, -c["s"], c["s"])}
 
 
 def point_segment_distance(p: Pt, a: Pt, b: Pt) -> Scalar:

@@ -1,8 +1,9 @@
 """Layout optimization: a compiled diagram's energy in, the unknowns' values out.
 
-    optimizer        Penrose's exterior-point penalty method, stage by stage (`optimize`)
-    lbfgs            one exterior-point round: L-BFGS on the penalized energy until Penrose's test
     penrose_lbfgs    Penrose's own L-BFGS, the default inner solver of a round
+    scipy_lbfgsb     the one adapter to scipy's private L-BFGS-B routine (version-checked)
+    lbfgs            one exterior-point round: L-BFGS on the penalized energy until Penrose's test
+    optimizer        Penrose's exterior-point penalty method, stage by stage (`optimize`)
     portfolio        multi-start layout: several initial states, the best layout kept
     parallel_starts  a portfolio's later starts computed ahead in forked processes, same result
 

@@ -1,38 +1,29 @@
 """One exterior-point round of Penrose's optimizer: L-BFGS on φ(·, λ) until Penrose's test.
 
-The default driver (``inner_solver="auto"``) is ``"penrose"``: Penrose's own L-BFGS
-(:mod:`energies.optimize.penrose_lbfgs`). Its first step along the raw gradient and its bisecting line search
-reach Penrose's minima where the landscape has several (labels that must pass each other to reach
-their dots, hyperedges stacked in layers); a whole run reproduces Penrose's optimizer in Node to
-1e-12. The scipy drivers below remain for comparison (``"setulb"``, ``"minimize"``).
+Two drivers, each for a reason:
 
-The scipy solver is L-BFGS-B with no bounds, memory 17 (Penrose's ``m``), its own tests disabled
-(``factr = pgtol = 0``) so that Penrose's decrement test decides. L-BFGS-B's first trial step of
-every iteration after the first is the full quasi-Newton step d = -H g, so gᵀHg = -g·d is read off
-that trial point; the first iteration uses H = I (gᵀHg = |g|²). When L-BFGS-B's line search gives
-up (common at the kinks of max(c, 0)² under a large λ) after making progress, the round restarts it
-from the last accepted point with an empty memory, since Penrose's line search never gives up (it
-takes its last trial step). *Progress* means a lower energy at the last accepted point than where
-that run of L-BFGS-B started: an accepted iteration can be a null step (x unchanged, or moved along
-a plateau where φ is flat to its floating-point resolution, as for φ ~ 1e15 under λ = 1e12). When a
-run stops without progress the round counts as converged: no point L-BFGS-B can reach is lower
-(Penrose's memory would keep the null step, s = y = 0, which zeroes its scaling sᵀy / (yᵀy + ε)
-and with it the identity part of its decrement). Restarting after a null step instead began
-again with H = I, whose decrement |g|² never passes the test, and restarted forever (nitric
-acid's Lewis structure: 2,000,000 evaluations instead of Penrose's 823). Two drivers of the same
-routine exist:
+- ``"penrose"`` (the default, ``inner_solver="auto"``): Penrose's own L-BFGS
+  (:mod:`energies.optimize.penrose_lbfgs`). Its first step along the raw gradient and its bisecting
+  line search reach Penrose's minima where the landscape has several; a whole run reproduces
+  Penrose's optimizer to 1e-12.
+- ``"setulb"``: scipy's L-BFGS-B (through :mod:`energies.optimize.scipy_lbfgsb`), whose Moré-Thuente
+  line search stays in the current basin: the feasibility finish (:mod:`energies.optimize.optimizer`)
+  uses it with L-BFGS-B's own tests on (``factr``, ``pgtol``) and Penrose's off
+  (``run_round(penrose_test=False)``).
 
-- ``"setulb"``: our loop around ``scipy.optimize._lbfgsb.setulb`` (scipy >= 1.15 signature).
-- ``"minimize"``: ``scipy.optimize.minimize(method="L-BFGS-B", jac=True)``: public API, any
-  scipy >= 1.11, but its ScalarFunction wrapper copies and memoizes every point.
-
-The feasibility finish (:mod:`energies.optimize.optimizer`) turns L-BFGS-B's own tests on (``factr``,
-``pgtol``) and Penrose's off (``run_round(penrose_test=False)``).
-
-Overhead per iteration beyond the energy itself (best of 7, busy 2-core dev machine, n = 20 / 200):
-bare loops 15-22 / 33-53 µs for setulb against 68-88 / 59-107 µs for ``minimize``
-(``fmin_l_bfgs_b``, a wrapper of it, 94-99 / 65-106 µs); the whole ``optimize`` 30-50 / 65-84 µs
-with setulb against 100-110 / 80-136 µs with ``minimize``.
+L-BFGS-B as a Penrose round: no bounds, memory 17 (Penrose's ``m``), its own tests disabled
+(``factr = pgtol = 0``) so that Penrose's decrement test decides. Its first trial step of every
+iteration after the first is the full quasi-Newton step d = -H g, so gᵀHg = -g·d is read off that
+trial point; the first iteration uses H = I (gᵀHg = |g|²). When its line search gives up (common at
+the kinks of max(c, 0)² under a large λ) after making progress, the round restarts it from the last
+accepted point with an empty memory, since Penrose's line search never gives up (it takes its last
+trial step). *Progress* means a lower energy at the last accepted point than where that run of
+L-BFGS-B started: an accepted iteration can be a null step (x unchanged, or moved along a plateau
+where φ is flat to its floating-point resolution). When a run stops without progress the round
+counts as converged: no point L-BFGS-B can reach is lower (Penrose's memory would keep the null
+step, s = y = 0, which zeroes its scaling sᵀy / (yᵀy + ε) and with it the identity part of its
+decrement). Restarting after a null step instead would begin again with H = I, whose decrement
+|g|² never passes the test, and restart forever.
 
 The unconstrained test (Penrose's ``uoStop``): ``gᵀ H g < UO_STOP`` (1e-2), the Newton decrement
 with the L-BFGS inverse Hessian H, at the point the last line search started from (as Penrose's
@@ -51,7 +42,8 @@ with the L-BFGS inverse Hessian H, at the point the last line search started fro
 
 In every case the outcome holds the last accepted point and the energy the exterior-point test
 compares: φ there for L-BFGS-B, and for Penrose's L-BFGS φ where its last line search began (its
-``lastUOenergy``), one step before the point.
+``lastUOenergy``), one step before the point. Evidence for the rules and constants:
+docs/optimizer-evidence.md.
 """
 
 from __future__ import annotations
@@ -65,17 +57,18 @@ from typing import Literal
 import numpy as np
 
 from energies.optimize.penrose_lbfgs import Energy, drive_penrose
+from energies.optimize.scipy_lbfgsb import FG, NEW_X, LbfgsbCore
 
 UO_STOP = 1e-2
 LBFGS_MEMORY = 17  # Penrose's m
 MAX_LINE_SEARCH_STEPS = 20
 # Stall guard (ours): a round ends when STALL_WINDOW iterations lowered the energy by no more than
 # STALL_RTOL of its size. 1e-9 sits far above the rounding of φ (1e-16 relative) and far below the
-# slowest honest progress seen on the registry (blobs at λ = 1e10: 1e-4 relative per 1,000).
+# slowest honest progress of a registry layout (docs/optimizer-evidence.md).
 STALL_WINDOW = 500
 STALL_RTOL = 1e-9
 
-InnerSolver = Literal["auto", "penrose", "setulb", "minimize"]
+InnerSolver = Literal["auto", "penrose", "setulb"]
 Driver = Callable[..., np.ndarray]
 RoundReason = Literal["converged", "max_iters", "time_limit", "evaluation_budget", "stalled"]
 
@@ -161,57 +154,27 @@ def drive_setulb(
     factr: float = 0.0,
     pgtol: float = 0.0,
 ) -> np.ndarray:
-    """Our own reverse-communication loop around L-BFGS-B's core routine (scipy >= 1.15); its own
-    tests (``factr``, ``pgtol``, as in ``fmin_l_bfgs_b``) are off unless given."""
-    from scipy.optimize import _lbfgsb
-
-    n, m = x0.size, LBFGS_MEMORY
-    x = np.array(x0, dtype=np.float64)
-    f = np.array(0.0)
-    g = np.zeros(n)
-    unbounded = np.zeros(n)
-    wa = np.zeros(2 * m * n + 5 * n + 11 * m * m + 8 * m)
-    iwa = np.zeros(3 * n, np.int32)
-    task, ln_task, lsave = np.zeros(2, np.int32), np.zeros(2, np.int32), np.zeros(4, np.int32)
-    isave, dsave = np.zeros(44, np.int32), np.zeros(29)
-    nbd = np.zeros(n, np.int32)
-    accepted = x.copy()
+    """L-BFGS-B from x0 until ``on_iteration`` says stop or its own tests (``factr``, ``pgtol``, as in
+    ``fmin_l_bfgs_b``; off unless given) end it; returns the last accepted point."""
+    steps = MAX_LINE_SEARCH_STEPS
+    core = LbfgsbCore(x0, memory=LBFGS_MEMORY, max_line_search=steps, factr=factr, pgtol=pgtol)
+    accepted = core.x.copy()
     while True:
-        _lbfgsb.setulb(m, x, unbounded, unbounded, nbd, f, g, factr, pgtol, wa, iwa, task, lsave, isave,
-                       dsave, MAX_LINE_SEARCH_STEPS, ln_task)  # fmt: skip
-        if task[0] == 3:  # FG: wants energy and gradient at x
-            fx, gx = tracker.evaluate(x.copy())
-            f[...] = fx
-            g[:] = gx
-        elif task[0] == 1:  # NEW_X: an iteration finished
-            accepted = x.copy()
+        task = core.step()
+        if task == FG:
+            fx, gx = tracker.evaluate(core.x.copy())
+            core.f[...] = fx
+            core.g[:] = gx
+        elif task == NEW_X:
+            accepted = core.x.copy()
             if on_iteration(tracker.accept()):
                 return accepted
         else:  # stopped by L-BFGS-B's own tests; x may be a rejected trial point
-            tracker.solver_converged = int(task[0]) == 4  # CONVERGENCE, not a failed line search
+            tracker.solver_converged = core.converged  # not a failed line search
             return accepted
 
 
-def drive_minimize(
-    tracker: DecrementTracker, x0: np.ndarray, on_iteration: Callable[[float], bool]
-) -> np.ndarray:
-    """The same through scipy's public ``minimize`` interface."""
-    accepted = [np.array(x0, dtype=np.float64)]
-
-    from scipy.optimize import OptimizeResult, minimize  # imported when used: scipy loads slowly
-
-    def callback(intermediate_result: OptimizeResult) -> None:
-        accepted[0] = np.array(intermediate_result.x, copy=True)
-        if on_iteration(tracker.accept()):
-            raise StopIteration
-
-    options = {"maxcor": LBFGS_MEMORY, "ftol": 0.0, "gtol": 0.0, "maxiter": 2**62, "maxfun": 2**62}
-    options["maxls"] = MAX_LINE_SEARCH_STEPS
-    minimize(tracker.evaluate, x0, jac=True, method="L-BFGS-B", callback=callback, options=options)
-    return accepted[0]
-
-
-DRIVERS = {"setulb": drive_setulb, "minimize": drive_minimize, "penrose": drive_penrose}
+DRIVERS: dict[str, Driver] = {"setulb": drive_setulb, "penrose": drive_penrose}
 
 
 def pick_driver(name: InnerSolver) -> Driver:
@@ -265,7 +228,11 @@ def run_round(
             reason[0] = "time_limit"
         elif tracker.evaluations >= evaluation_budget:
             reason[0] = "evaluation_budget"
-        elif stalled() or (stop is not None and stop(tracker.iterations, tracker.last_f, tracker.last_x)):
+        elif stalled() or (
+            stop is not None
+            and tracker.last_x is not None
+            and stop(tracker.iterations, tracker.last_f, tracker.last_x)
+        ):
             reason[0] = "stalled"
         stopped_by_us[0] = (penrose_test and decrement < UO_STOP) or reason[0] != "converged"
         return stopped_by_us[0]

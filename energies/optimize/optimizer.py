@@ -27,8 +27,8 @@ run in order, each from where the previous one stopped, each restarting at λ = 
 The inner solver, and its measured overheads, are in :mod:`energies.optimize.lbfgs`.
 
 The first ``optimize`` call makes BLAS single-threaded for the rest of the process
-(threadpoolctl): L-BFGS-B's tiny LAPACK calls otherwise pay OpenBLAS's thread hand-offs, which
-dominate on a loaded 2-core machine, and a per-call limit would cost ~2 ms each time.
+(threadpoolctl): L-BFGS-B's tiny LAPACK calls would otherwise pay OpenBLAS's thread hand-offs, and
+a per-call limit would cost more than the calls.
 
 Non-finite values: an energy or gradient that is NaN or ±inf at a point a round accepts (not a
 line search's trial point, which Penrose's search backs off from) raises :class:`OptimizeError`
@@ -67,20 +67,21 @@ while a constraint is still above ``SATISFIED_TOLERANCE`` (its rounds' points mo
 ``EP_STOP`` although a steep constraint still exceeds it). A stage that converged so then runs up to
 ``FINISH_ROUNDS`` more rounds, λ growing 10x each, while an active constraint that the stage's
 inputs can change (``StageSpec.fixed``) is violated, within as many evaluations again as the stage
-took (at least ``FINISH_MIN_EVALUATIONS``). These rounds use scipy's L-BFGS-B, whose line search
-stays in the layout's basin (Penrose's first step along the raw gradient can jump across a kink of
-max(c, 0)² under a large λ), and end by its own tests (``FINISH_FACTR``, ``FINISH_PGTOL``), not
-Penrose's gᵀHg < 1e-2: under λ >= 1e6 the L-BFGS inverse Hessian H takes the scale of the stiffest
-penalty after a step or two, so gᵀHg passes while the softer constraints' violation has barely
-moved (curve-examples/offset: 0.0051 -> 0.0051 in 2 iterations). A round is kept only if it lowered
-φ at its weight (φ where it began against φ where it ended, both its own evaluations) and at least
-halved that violation (``FINISH_PROGRESS``); otherwise the stage ends where the rounds before left
-it. A round also ends when it has stalled: its φ fell by at most ``FINISH_STALL_RTOL`` of its size
-over the last ``FINISH_STALL_WINDOW`` iterations while the violation is not yet halved. Such a
-round is undone at its budget too (a violation held by constraints that contradict each other:
-open-elastic-curve's ``isEquilateral`` took the whole budget, 1,577 evaluations, to move from 0.00752
-to 0.00750), so ending it early saves the evaluations and keeps the layout. A stage whose constraints
-Penrose's rounds satisfy is not touched. The finish is deterministic.
+took (at least ``FINISH_MIN_EVALUATIONS``). Rules, and why:
+
+- The finish's rounds use scipy's L-BFGS-B, whose line search stays in the layout's basin (Penrose's
+  first step along the raw gradient can jump across a kink of max(c, 0)² under a large λ).
+- They end by L-BFGS-B's own tests (``FINISH_FACTR``, ``FINISH_PGTOL``), not Penrose's gᵀHg < 1e-2:
+  under λ >= 1e6 the L-BFGS inverse Hessian H takes the scale of the stiffest penalty after a step
+  or two, so gᵀHg passes while the softer constraints' violation has barely moved.
+- A round is kept only if it lowered φ at its weight (φ where it began against φ where it ended,
+  both its own evaluations) and at least halved that violation (``FINISH_PROGRESS``); otherwise the
+  stage ends where the rounds before left it.
+- A round also ends when it has stalled: its φ fell by at most ``FINISH_STALL_RTOL`` of its size
+  over the last ``FINISH_STALL_WINDOW`` iterations while the violation is not yet halved. Such a
+  round is undone as one cut by its budget would be (constraints that contradict each other hold
+  the violation), so ending it early saves the evaluations and keeps the layout.
+- A stage whose constraints Penrose's rounds satisfy is not touched. The finish is deterministic.
 
 Guards against runs Penrose would not make (ours; a stage that converges as Penrose's does never
 meets them). Each cuts its stage short, says so in the stage's status, and the next stage runs
@@ -89,10 +90,11 @@ from where it stopped, as after convergence:
 - ``"Stalled"``: a round made no meaningful progress over ``energies.optimize.lbfgs.STALL_WINDOW``
   iterations (see :mod:`energies.optimize.lbfgs`); higher weights would only stiffen the same crawl.
 - ``"StageBudget"``: the stage spent its evaluations, ``stage_evaluations`` (default
-  :func:`default_stage_evaluations`: 15,000, or 20 per varying input for large problems).
-  Penrose's largest run on its registry takes 12,789 evaluations for all stages together
-  (curve-examples/blobs, 5.3 s; the next is 4,932), so a stage that needs more is in a basin
-  Penrose does not visit, and the budget keeps it within about twice Penrose's time.
+  :func:`default_stage_evaluations`: 15,000, or 20 per varying input for large problems), above
+  what any of Penrose's own registry runs needs for all its stages together, so a stage that needs
+  more is in a basin Penrose does not visit.
+
+The registry runs behind each constant: docs/optimizer-evidence.md.
 """
 
 from __future__ import annotations
@@ -108,6 +110,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from energies.optimize.lbfgs import Driver, InnerSolver, RoundOutcome, drive_setulb, pick_driver, run_round
+from energies.optimize.scipy_lbfgsb import load_lbfgsb
 
 INIT_CONSTRAINT_WEIGHT = 1e3
 WEIGHT_GROWTH_FACTOR = 10.0
@@ -128,10 +131,9 @@ FINISH_FACTR = 10.0
 FINISH_PGTOL = 1e-5
 FINISH_DRIVER = functools.partial(drive_setulb, factr=FINISH_FACTR, pgtol=FINISH_PGTOL)
 # A finish round whose φ fell by at most FINISH_STALL_RTOL of its size over FINISH_STALL_WINDOW
-# iterations, with the violation not yet halved, has stalled (module docstring). On the registry, rounds
-# held by contradictory constraints fell by 1e-9 to 6e-7 (open-elastic-curve, c05p13, offset) and
-# crawling rounds that were kept by 1.8e-4 or more (cubic-bezier, blobs, c05p13); kept rounds whose
-# φ flattened sooner (frenet-frame, osculating-circle) had halved their violation by then.
+# iterations, with the violation not yet halved, has stalled (module docstring): the tolerance sits
+# between the falls of rounds held by contradictory constraints and those of crawling rounds that
+# were kept (docs/optimizer-evidence.md).
 FINISH_STALL_WINDOW = 100
 FINISH_STALL_RTOL = 1e-4
 
@@ -254,11 +256,11 @@ def _blame_nonfinite(
         (values.constraints, jac_constr, stage.constraints, problem.constraint_names),
     ]
     for vals, _, active, names in groups:
-        for i in np.flatnonzero(active & ~np.isfinite(vals)):
+        for i in np.flatnonzero(active & ~np.isfinite(vals)).tolist():
             return names[i], "its value is not finite"
     for _, jac, active, names in groups:
         rows = np.asarray(jac).reshape(len(names), -1)[:, stage.varying]
-        for i in np.flatnonzero(active & ~np.all(np.isfinite(rows), axis=1)):
+        for i in np.flatnonzero(active & ~np.all(np.isfinite(rows), axis=1)).tolist():
             return names[i], "its gradient is not finite"
     with np.errstate(over="ignore"):
         terms = [
@@ -360,6 +362,8 @@ _ROUND_CUTS: dict[str, StageStatus] = {
 
 def _run_stage(problem: PenaltyProblem, x: np.ndarray, s: int, budget: _Budget) -> StageReport:
     """Exterior-point rounds on stage ``s`` until Penrose's test passes; updates ``x`` in place."""
+    # Over 80 lines on purpose: the rounds, the feasibility finish and their closures share the
+    # stage's running weight, point and counts; split apart they would pass all of it back and forth.
     stage = problem.stages[s]
     weight, ep_round = INIT_CONSTRAINT_WEIGHT, 0
 
@@ -507,8 +511,8 @@ def _movable_violation(problem: PenaltyProblem, x: np.ndarray, stage: StageSpec)
 
 @functools.cache
 def _single_threaded_blas() -> None:
-    # L-BFGS-B's small LAPACK calls get 10-100x slower when OpenBLAS spreads them over threads on
-    # a busy machine (measured: 5 ms instead of 0.1 ms per call with n = 2 under load 4 on 2 cores).
+    # L-BFGS-B's LAPACK calls are tiny: a thread hand-off costs more than the call, and on a shared
+    # machine a thread may wait for a core (docs/optimizer-evidence.md).
     threadpool_limits(limits=1, user_api="blas")
 
 
@@ -517,9 +521,8 @@ def load_finish_solver() -> None:
     """Load the finish's L-BFGS-B (scipy's, 0.2-1.5 s to import) and keep its BLAS single-threaded;
     done on the first finish, or beforehand by a process's warm-up (service.workers.warm_up)."""
     # The limit reaches only libraries already loaded, and scipy's OpenBLAS (not numpy's) loads
-    # with L-BFGS-B: limit it too, once it is in (measured on c11p12 under load 20: 6.5 ms per
-    # L-BFGS-B call with two threads, against 0.1 ms with one).
-    import scipy.optimize._lbfgsb  # noqa: F401
+    # with L-BFGS-B: limit it too, once it is in.
+    load_lbfgsb()
 
     threadpool_limits(limits=1, user_api="blas")
 
@@ -562,7 +565,7 @@ def optimize(
     values = goals.values[1]
     constraint_values = values[final.constraints] if final is not None else values
     objective_values = goals.values[0][final.objectives] if final is not None else goals.values[0]
-    overall = next((r.status for r in stage_reports if r.status != "EPConverged"), "EPConverged")
+    overall: StageStatus = next((r.status for r in stage_reports if r.status != "EPConverged"), "EPConverged")
     # φ at the final point (as Penrose's runner reports evalEnergy of the final state). A round's own
     # energy is φ where its last line search began (Penrose's lastUOenergy, which its
     # exterior-point test compares), one step before the point it returns.

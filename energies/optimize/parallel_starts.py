@@ -17,10 +17,10 @@ Starts still running when the portfolio stops are killed with their workers: nev
 
 Why fork: a compiled problem (a wasmtime store with its tables in linear memory, Python closures)
 cannot be sent to another process, and compiling it again costs more than a typical start. A forked
-worker inherits it; the fork and the copy-on-write faults that follow cost a worker 10-70 ms, once
-per portfolio (``benchmarks/parallel_starts.py``). Below ``MIN_EVALUATIONS`` evaluations of start 0
-(a few tens of milliseconds) that is most of the work, and the starts stay here; the decision reads
-a count, never a clock, though either way the layout is the same.
+worker inherits it; the fork and the copy-on-write faults that follow are paid once per portfolio
+(measured by ``benchmarks/parallel_starts.py``, docs/benchmarks.md). Below ``MIN_EVALUATIONS``
+evaluations of start 0 that is most of the work, and the starts stay here; the decision reads a
+count, never a clock, though either way the layout is the same.
 
 Workers are forked once the energy runs optimized code: a large module starts on baseline code
 while a thread compiles the optimized one, and a forked worker, without that thread, would stay on
@@ -188,17 +188,19 @@ class ParallelStarts:
             self.stats.rerun += 1
             return self.run(problem, x0, **options)
         cap = worker.cap
-        r = self._collect(worker, end)
+        answered = self._collect(worker, end)
         self._dispatch(max_iters, end)  # the worker that answered takes the next start
-        capped = r is not None and (r.status == "MaxIterations" or r.iterations >= max_iters)
-        if r is None or (capped and cap != max_iters):
+        capped = answered is not None and (
+            answered.status == "MaxIterations" or answered.iterations >= max_iters
+        )
+        if answered is None or (capped and cap != max_iters):
             # Failed, or not provably what the smaller cap gives: the sequential run decides.
             self.stats.rerun += 1
             if time_limit is not None:
                 options["time_limit"] = end - time.perf_counter()
             return self.run(problem, x0, **options)
         self.stats.used += 1
-        return r
+        return answered
 
     # -- workers -------------------------------------------------------------------------------------
     def _dispatch(self, cap: int, end: float) -> None:
@@ -224,13 +226,16 @@ class ParallelStarts:
         pid = os.fork()
         if pid == 0:  # the child: never returns
             try:
-                os.close(command_end), os.close(result_end)
+                os.close(command_end)
+                os.close(result_end)
                 for w in self.workers:  # siblings' pipes: only the parent may hold them
-                    os.close(w.commands), os.close(w.results)
+                    os.close(w.commands)
+                    os.close(w.results)
                 self._serve(commands, results, parent)
             finally:
                 os._exit(0)
-        os.close(commands), os.close(results)
+        os.close(commands)
+        os.close(results)
         self.stats.forked += 1
         return _Worker(pid, command_end, result_end)
 
@@ -288,7 +293,8 @@ def _end(w: _Worker) -> None:
     with contextlib.suppress(ProcessLookupError):
         os.kill(w.pid, signal.SIGKILL)
     os.waitpid(w.pid, 0)
-    os.close(w.commands), os.close(w.results)
+    os.close(w.commands)
+    os.close(w.results)
 
 
 @functools.cache
@@ -296,7 +302,8 @@ def _prctl() -> Callable[..., int] | None:
     """libc's prctl, looked up before any fork (a child must not load libraries: another thread
     may have held the loader's lock at the fork); None where there is none (not Linux)."""
     try:
-        return ctypes.CDLL(None, use_errno=True).prctl  # type: ignore[no-any-return]
+        prctl: Callable[..., int] = ctypes.CDLL(None, use_errno=True).prctl
+        return prctl
     except (OSError, AttributeError):
         return None
 

@@ -1,14 +1,11 @@
 """Penrose's own L-BFGS (its engine's Lbfgs.ts and the stop test of Optimizer.ts's ``minimize``) as
 an inner-solver driver for :func:`energies.optimize.lbfgs.run_round`.
 
-Why it exists: scipy's L-BFGS-B (the ``setulb``/``minimize`` drivers) reaches a different local
-minimum than Penrose on trios whose penalty landscape has several: its first step has unit length and
-its Moré-Thuente line search creeps up to the nearest minimum, while Penrose's first step is the raw
-gradient and its line search bisects and keeps its last trial. Measured over seeds (ours vs Penrose's
-rate of good layouts): ``hypergraph/hypergraph`` 22/30 with L-BFGS-B, 31/31 with this driver and
-30/30 for Penrose; ``triangle-mesh-2d/diagrams/relative-orientation`` left a label radius trapped
-below zero in 9/40 runs with L-BFGS-B, 1/37 with this driver and 0/37 for Penrose (each of the last
-two also ended 3 runs on a non-finite energy).
+Why it exists: scipy's L-BFGS-B (the ``setulb`` driver) reaches a different local minimum than
+Penrose on trios whose penalty landscape has several: its first step has unit length and its
+Moré-Thuente line search creeps up to the nearest minimum, while Penrose's first step is the raw
+gradient and its line search bisects and keeps its last trial. Over seeds, this driver reaches good
+layouts at Penrose's rate where L-BFGS-B does not (docs/optimizer-evidence.md).
 
 Contract of :func:`drive_penrose` (the ``Driver`` signature of ``energies.optimize.lbfgs``):
 
@@ -119,7 +116,7 @@ def drive_penrose(tracker: Tracker, x0: np.ndarray, on_iteration: Callable[[floa
             x = step.x
             # Penrose evaluates φ here again; the line search's last trial already did, at this very
             # point (the same numbers), unless it moved on unevaluated.
-            f, g = (step.f, step.g) if step.g is not None else fun(x)
+            f, g = (step.f, step.g) if step.f is not None and step.g is not None else fun(x)
             decrement = kernel.step(x, g)  # pushes (x - x_prev, g - g_prev); r = H g in kernel.r
             step = line_search(trial, x, kernel.r, f, -decrement)
             tracker.accept()

@@ -27,12 +27,9 @@ Its exterior-point loop raised the weight until the constraints stopped moving, 
 how much this diagram's constraints must count against its objectives (a harness comparing with
 Penrose takes energies at Penrose's weight too). Each start's own final energy would not compare:
 every extra exterior-point round multiplies its penalty part by 10 at the same point, which says
-nothing about the picture (graph fig11 ~7: a satisfied start whose labels sit by their dots, objectives -530,
-reports 6,229 at 1e15 and lost to a start at 3.9 with labels off their dots; a violated picture
-reports 3.9e6 after a feasibility finish at 1e7 and 3.9e4 at 1e5). Among layouts that leave
-constraints violated, how far they are violated is then what shows (a label 5.5 px off the canvas
-ranks below three boxes overlapping by 0.36 px); counting them would not. Ties go to the earlier
-start.
+nothing about the picture. Among layouts that leave constraints violated, how far they are violated
+is then what shows (a label far off the canvas ranks below boxes that overlap by a fraction of a
+pixel); counting them would not. Ties go to the earlier start.
 
 What bounds the work, all deterministic unless a time budget cuts in:
 
@@ -41,27 +38,25 @@ What bounds the work, all deterministic unless a time budget cuts in:
   costliest finished resampled start stay within it, so expensive layouts (tens of thousands of
   evaluations) keep a single start, and it may take at most the iterations left in it (a start cut
   by this is dropped, its work wasted: hence room for the costliest). Start 0's cost does not
-  predict a resampled start's (on graph fig6 ~7 Penrose's initial state took 4,607 evaluations,
-  eleven resampled starts 942-1,760), so until a resampled start has finished, the room asked is a
-  quarter of start 0's; a wrong guess wastes at most what is left of the budget;
+  predict a resampled start's (Penrose's initial state can be several times costlier than any
+  resampled one), so until a resampled start has finished, the room asked is a quarter of start
+  0's; a wrong guess wastes at most what is left of the budget;
 - a wandering start: a further start may take at most ``WANDER_FACTOR`` times start 0's
   evaluations (at least ``WANDER_FLOOR``); one that needs more has left the basins start 0's problem
   settles in (a resampled start can land where a stiff penalty crawls for thousands of iterations),
   is dropped, and ends the portfolio; its work is wasted, so the bound is as tight as the starts
-  the registry keeps allow (they take at most 1.15 times start 0's);
+  the registry keeps allow;
 - optimality: when the last stage has no objectives, the energy is the penalty alone and no layout
   can report less than 0; one that satisfies every constraint and reports less than the optimizer's
   own ``EP_STOP`` at start 0's weight is as good as any, and the portfolio stops. A residual the
-  tolerance calls satisfied can still report more (lagrange-bases: 7.8e-4, 0.061 at 1e5, where
-  Penrose's run ends at 0), and a further start may reach 0;
+  tolerance calls satisfied can still report more at that weight, and a further start may reach 0;
 - agreement: once ``AGREEING`` starts end with every constraint satisfied at the same best energy
   (within ``AGREEMENT``), more starts are unlikely to find better, and the portfolio stops;
 - settled: once the best layout satisfies every constraint, ``SETTLING`` starts reached it, and the
   ``PATIENCE`` starts after it found none better, the portfolio stops (the same reasoning with fewer
-  equal energies). A best layout reached by one start only may be that start's luck: a start
-  reaches a layout as good as Penrose's median on about half of the harness's hard variations
-  (c01p01, fig3: 36 of 80 and 37 of 79 starts), and on c01p01 ~9 and fig3 ~1 start 0's poor layout
-  was bettered by none of the next three, but by starts 4 and 6;
+  equal energies). A best layout reached by one start only may be that start's luck: on hard
+  layouts a start is good about half the time, and a poor start 0 can be bettered by none of the
+  next three starts but by a later one;
 - unmet: while the best layout visibly violates constraints another start may satisfy (a squared
   sum of at least ``UNMET_PENALTY``, the bar of Penrose's optimizer study, with one of them off by
   ``UNMET_VIOLATION`` or more: a quarter pixel, below which the picture does not change), the
@@ -77,6 +72,8 @@ What bounds the work, all deterministic unless a time budget cuts in:
 - ``seconds`` (optional) and the request's time limit: a start that would run past them is not
   begun, or stopped and discarded. Only then can a machine's speed change the layout; the result
   says so (``cut_short``).
+
+The registry runs behind each constant: docs/optimizer-evidence.md.
 """
 
 from __future__ import annotations
@@ -107,9 +104,8 @@ DEFAULT_STARTS = 7
 DEFAULT_MAX_EVALUATIONS = 8_000
 # Until a resampled start has finished, a further start asks for 1/FIRST_ROOM_SHARE of start 0's work.
 FIRST_ROOM_SHARE = 4
-# A further start that needs more than 1.5 times start 0's work is wandering, not converging: on the
-# registry no further start that was kept took more than 1.15 times (closed-elastic-curve's 4th), and
-# the work of a start cut here is wasted (open-elastic-curve's 2nd: 3,594 -> 2,695 iterations).
+# A further start that needs more than 1.5 times start 0's work is wandering, not converging; the
+# work of a start cut here is wasted, so the factor is just above what kept starts need.
 WANDER_FACTOR = 1.5
 WANDER_FLOOR = 500
 # The unmet search (module docstring): with a start good 1 time in 4, 20 starts all fail on 0.3% of

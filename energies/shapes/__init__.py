@@ -11,8 +11,8 @@ Public API (consumed by the Style evaluator, the optimizer and the renderer):
     FLOAT -> float                       VECTOR -> tuple[float, float]
     PT_LIST -> tuple[tuple[float, float], ...]
     COLOR -> Color                       STRING -> str            BOOL -> bool
-    PATH_DATA -> tuple[PathCmd, ...]     (PathCmd(cmd, args); args are Coord(x, y), flipped when
-                                          rendered, or Values(numbers), e.g. arc radii and flags)
+    PATH_DATA -> tuple[PathCmd, ...]     (PathCmd(cmd, contents): points, flipped when rendered,
+                                          and an arc's plain numbers; see PathCmd)
     SHAPE_LIST -> tuple[Shape, ...]      CLIP_DATA -> Shape | None (None is Penrose's NoClip)
   `passthrough` holds undeclared string/float properties (e.g. `style`, `opacity`) that the renderer
   copies to SVG attributes, camelCase names mapped to SVG's kebab-case.
@@ -41,19 +41,18 @@ from energies.shapes.specs import (
     sample_vector,
     sample_width,
 )
-from energies.shapes.values import Canvas, Color, Coord, PathCmd, PropType, Shape, Values
+from energies.shapes.values import ARC_VALUE_COUNT, Canvas, Color, PathCmd, PropType, Shape
 
 __all__ = [
+    "ARC_VALUE_COUNT",
     "SHAPE_TYPES",
     "Canvas",
     "Color",
-    "Coord",
     "PathCmd",
     "PropSpec",
     "PropType",
     "Shape",
     "ShapeSpec",
-    "Values",
     "make_default_props",
     "rng_for",
     "sample_color",

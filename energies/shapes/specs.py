@@ -149,6 +149,8 @@ def label_measure_props() -> dict[str, PropSpec]:
 
 
 def make_specs() -> dict[str, ShapeSpec]:
+    # Over 80 lines on purpose: one table of every shape type's properties in Penrose's sampling
+    # order, read top to bottom beside Penrose's shape definitions.
     on_canvas = {"ensureOnCanvas": fixed(B, True)}
     specs = {
         "Circle": {

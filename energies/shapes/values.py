@@ -89,7 +89,7 @@ class Color:
         channels = [int(digits[i : i + 2], 16) / 255 for i in range(0, len(digits), 2)]
         if len(channels) == 3:
             channels.append(1.0)  # alpha defaults to opaque, as in Penrose's hexToRgba
-        return Color(*channels)
+        return Color(channels[0], channels[1], channels[2], channels[3])
 
     @staticmethod
     def from_hsva(h: float, s: float, v: float, a: float) -> Color:
@@ -123,27 +123,36 @@ class Color:
         return 1.0 if self.is_none else min(max(self.a, 0.0), 1.0)
 
 
-@dataclass(frozen=True)
-class Coord:
-    """A point argument of a path command; it is y-flipped to screen coordinates when rendered."""
-
-    x: float
-    y: float
-
-
-@dataclass(frozen=True)
-class Values:
-    """Plain numbers of a path command (e.g. an arc's rx ry rotation large-arc sweep); never flipped."""
-
-    numbers: tuple[float, ...]
+ARC_VALUE_COUNT = 5  # an arc's plain numbers: rx, ry, rotation, largeArc, sweep
 
 
 @dataclass(frozen=True)
 class PathCmd:
-    """One SVG path command (`M L Q C T S A Z` ...) with its arguments, as Penrose's PathCmd."""
+    """One SVG path command with its arguments, as Penrose's PathCmd (its `SubPath` tags dropped: the
+    command letter fixes them). The one representation of path data, from the function library
+    (scalars may be traced values there) to the renderer (plain floats):
+
+        cmd   contents                                          meaning
+        "M"   [[x, y]]                                          move to (x, y)
+        "L"   [[x, y]]                                          line to (x, y)
+        "Q"   [[cx, cy], [x, y]]                                quadratic Bezier, control point, end
+        "C"   [[c1x, c1y], [c2x, c2y], [x, y]]                  cubic Bezier, two control points, end
+        "T"   [[x, y]]                                          smooth quadratic (control reflected)
+        "S"   [[c2x, c2y], [x, y]]                              smooth cubic (first control reflected)
+        "A"   [[rx, ry, rotation, largeArc, sweep], [x, y]]     elliptical arc; rotation in degrees,
+                                                                largeArc and sweep are 0 or 1
+        "Z"   []                                                close the subpath
+
+    Every entry is a point (Penrose's "CoordV") in diagram coordinates (y up; the renderer flips
+    it), except the first entry of "A" (see `holds_values`), which holds plain numbers ("ValueV",
+    never flipped)."""
 
     cmd: str
-    args: tuple[Coord | Values, ...] = ()
+    contents: list[Any] = field(default_factory=list)
+
+    def holds_values(self, k: int) -> bool:
+        """Whether entry k holds plain numbers rather than a point."""
+        return k == 0 and self.cmd.upper() == "A"
 
 
 @dataclass

@@ -14,7 +14,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from energies.diagram import ShapeInstance
-from energies.expr import UnknownBranchError
+from energies.expr import LOOP_MIN, UnknownBranchError, deferred_call, depends_on_unknowns
 from energies.lang.ast import Pos
 from energies.lang.errors import DiagramError, did_you_mean
 from energies.style import arith
@@ -29,6 +29,10 @@ def _signature(fn: Callable[..., Any]) -> inspect.Signature | None:
         return inspect.signature(fn)
     except (TypeError, ValueError):
         return None
+
+
+def _long_unknown_list(a: Any) -> bool:
+    return isinstance(a, list) and len(a) >= LOOP_MIN and depends_on_unknowns(a)
 
 
 def arity_problem(fn: Callable[..., Any], n_args: int, skip_first: bool = False) -> str | None:
@@ -114,6 +118,9 @@ class Library:
         args = [_static_int(p, a) for p, a in zip(getattr(spec, "params", ()), args, strict=False)] + args[
             len(getattr(spec, "params", ())) :
         ]
+        if getattr(impl, "loops", False) and any(_long_unknown_list(a) for a in args):
+            # written for loops: recorded as one call, run on the list as an array when compiled
+            return deferred_call(impl, name, args)
         try:
             if needs_context:
                 from energies.library.context import FunctionContext

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from energies.diagram import ShapeInstance
 from energies.expr import input_node
 from energies.lang.ast import Pos
-from energies.limits import MAX_SHAPE_POINTS, MAX_STRING_LENGTH
+from energies.limits import MAX_PATH_COMMANDS, MAX_SHAPE_POINTS, MAX_STRING_LENGTH
 from energies.shapes import SHAPE_TYPES, Canvas, Color, PropType, make_default_props
 from energies.style import arith
 from energies.style.context import ShapeSource
@@ -167,7 +167,7 @@ def check_prop(ev: Evaluator, ref: ObjectRef, name: str, ptype: PropType, value:
 _BAD = object()
 SIZE_LIMITS = {
     PropType.PT_LIST: (MAX_SHAPE_POINTS, "points"),
-    PropType.PATH_DATA: (MAX_SHAPE_POINTS, "path commands"),
+    PropType.PATH_DATA: (MAX_PATH_COMMANDS, "path commands"),
     PropType.STRING: (MAX_STRING_LENGTH, "characters"),
 }
 

@@ -116,14 +116,14 @@ def style_dict(style: Any) -> dict[str, Any]:
 
 
 _ziamath_asdict = styles.asdict
-styles.asdict = style_dict  # parse_style reads the module's global
+styles.asdict = style_dict  # type: ignore[assignment]  # ziamath's parse_style reads this global; ours memoizes it
 
 
 def load_math_font(path: str) -> None:
     """Load the font for ziamath's `Math(font=path)`, scripts scaled as MathJax scales them."""
     if path not in zmath.loadedfonts:
         font = MathFont(path)
-        font.math.consts.scriptPercentScaleDown = 100 * MATHJAX_SCRIPT_SCALE
+        font.math.consts.scriptPercentScaleDown = 100 * MATHJAX_SCRIPT_SCALE  # type: ignore[assignment]  # ziafont reads a percentage, a float works where its stub says int
         zmath.loadedfonts[path] = font
 
 

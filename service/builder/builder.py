@@ -320,8 +320,8 @@ class DiagramBuilder:
             if not is_scalar(weight):
                 raise BuilderError(f"{verb}: weight must be a number, not {describe(weight)}")
             if isinstance(weight, Node) or float(weight) not in (0.0, 1.0):  # Bloom ignores a zero weight
-                table = CONSTRAINTS if kind == "constraint" else OBJECTIVES
-                value = weight * evaluate_term(Term(kind, name, tuple(args), site), table)
+                library = CONSTRAINTS if kind == "constraint" else OBJECTIVES
+                value = weight * evaluate_term(Term(kind, name, tuple(args), site), library)
                 name, args = ("lessThan", (value, 0.0)) if kind == "constraint" else ("minimal", (value,))
         when = self._stage_spec(stages, except_stages)
         key = (site, kind, name, len(args), when, weight)

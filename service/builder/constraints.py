@@ -10,12 +10,13 @@ BuilderAttributeError with "did you mean" (and the hint to use `objectives` for 
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import NoReturn
 
 from energies.library import CONSTRAINTS, OBJECTIVES
 
 from .errors import user_facing
-from .goals import library_namespace, missing
+from .goals import Term, library_namespace, missing
 
 TERMS = library_namespace("constraint", CONSTRAINTS)
 globals().update(TERMS)
@@ -23,12 +24,18 @@ __all__ = sorted(TERMS)
 
 
 @user_facing
-def __getattr__(name: str) -> Any:
+def _absent(name: str) -> NoReturn:
+    """Python asks for the names the library lacks only (TERMS are globals): each is an error."""
     if name.startswith("__"):
         raise AttributeError(name)
     if name in OBJECTIVES:
         raise missing("constraints", "constraint", name, {}, f"{name} is an objective: objectives.{name}")
     raise missing("constraints", "constraint", name, TERMS)
+
+
+# Module attributes as mypy sees them: term makers. It reads neither the names added to globals()
+# above nor a decorated __getattr__, but it reads the return type of an annotated one.
+__getattr__: Callable[[str], Callable[..., Term]] = _absent
 
 
 def __dir__() -> list[str]:

@@ -15,7 +15,8 @@ from __future__ import annotations
 import functools
 import sys
 from collections.abc import Callable
-from typing import Any, TypeVar
+from types import FrameType
+from typing import ParamSpec, TypeVar
 
 PACKAGE = __name__.rpartition(".")[0]  # "service.builder"
 EXAMPLES = PACKAGE + ".examples"  # user programs that ship with the package
@@ -40,7 +41,7 @@ class BuilderAttributeError(BuilderError, AttributeError):
 
 def user_site() -> Site:
     """(file, line) of the innermost frame outside this package: the call the user wrote."""
-    f = sys._getframe(1)
+    f: FrameType | None = sys._getframe(1)
     while f is not None:
         inside = _INTERNAL.get(f.f_code)
         if inside is None:
@@ -60,18 +61,19 @@ def _internal(module: str) -> bool:
     return module.startswith(PACKAGE) and not module.startswith(EXAMPLES)
 
 
-F = TypeVar("F", bound=Callable[..., Any])
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
-def user_facing(fn: F) -> F:
+def user_facing(fn: Callable[P, R]) -> Callable[P, R]:
     """`fn` with its BuilderErrors re-raised here, the traceback below this frame dropped."""
 
     @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         __tracebackhide__ = True  # noqa: F841 - read by IPython and pytest
         try:
             return fn(*args, **kwargs)
         except BuilderError as e:
             raise e.with_traceback(None) from None
 
-    return wrapper  # type: ignore[return-value]
+    return wrapper

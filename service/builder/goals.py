@@ -84,7 +84,7 @@ def term_maker(kind: str, name: str, fn: Callable[..., Any]) -> Callable[..., Te
     make.__doc__ = (
         f"Penrose's {label}{sig}: a term for db.{'ensure' if kind == 'constraint' else 'encourage'}."
     )
-    make.__signature__ = sig.replace(return_annotation=Term)  # type: ignore[attr-defined]
+    make.__signature__ = sig.replace(return_annotation=Term)  # type: ignore[attr-defined]  # inspect reads it
     return user_facing(make)
 
 

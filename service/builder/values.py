@@ -51,7 +51,7 @@ class Vec(list):
     def _map2(self, other: Any, op: str, f: Callable[[Any, Any], Any]) -> Vec:
         return Vec(f(a, b) for a, b in self._zip(other, op))
 
-    def __add__(self, other: Any) -> Vec:  # type: ignore[override]
+    def __add__(self, other: Any) -> Vec:
         return self._map2(other, "+", operator.add)
 
     def __radd__(self, other: Any) -> Vec:
@@ -63,14 +63,14 @@ class Vec(list):
     def __rsub__(self, other: Any) -> Vec:
         return self._map2(other, "-", lambda a, b: b - a)
 
-    def __mul__(self, k: Any) -> Vec:  # type: ignore[override]
+    def __mul__(self, k: Any) -> Vec:
         if not is_scalar(k):
             raise BuilderError(
                 f"vector * {describe(k)}: * scales a vector by a number (@ is the dot product)"
             )
         return Vec(a * k for a in self)
 
-    def __rmul__(self, k: Any) -> Vec:  # type: ignore[override]
+    def __rmul__(self, k: Any) -> Vec:
         if not is_scalar(k):
             raise BuilderError(f"{describe(k)} * vector: * scales a vector by a number")
         return Vec(k * a for a in self)
@@ -96,8 +96,8 @@ class Vec(list):
         return self.__matmul__(other)
 
     # list's in-place + and * extend and repeat: a vector's are the arithmetic above
-    __iadd__ = __add__  # type: ignore[assignment]
-    __imul__ = __mul__  # type: ignore[assignment]
+    __iadd__ = __add__
+    __imul__ = __mul__
 
     def __repr__(self) -> str:
         return f"Vec({list.__repr__(self)})"

@@ -8,6 +8,7 @@
     GET  /metrics         Prometheus text
     GET  /examples[/{n}]  our example trios (for the playground)
     GET  /                the playground (static page)
+    GET  /docs, /redoc    the API's documentation, every asset served from here (works offline)
     POST /live, /live/{id}  live layouts: frames as server-sent events, pause/step/drag (service.http.live)
 
 Error answers are JSON (`ErrorResponse`): 422 for user mistakes with their place in the trio,
@@ -28,12 +29,15 @@ the live sessions, the result cache) and assembles them with the middleware.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI
+from fastapi.openapi.docs import get_redoc_html
+from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
+from fastapi_offline import FastAPIOffline
 
 from service.examples import examples
 from service.settings import Settings, settings_from_env
@@ -55,6 +59,24 @@ log = logging.getLogger("service.app")
 def route_label(scope: dict[str, Any]) -> str:
     route = scope.get("route")
     return getattr(route, "path", None) or "unmatched"
+
+
+def redoc_page(title: str) -> Callable[[], Awaitable[HTMLResponse]]:
+    """ReDoc from the package's copy; its page forbids images from elsewhere, so the bundle's link
+    to its maker's logo (an <img> on a CDN, hidden when it fails) never leaves the machine."""
+
+    async def redoc() -> HTMLResponse:
+        page = get_redoc_html(
+            openapi_url="/openapi.json",
+            title=f"{title} - ReDoc",
+            redoc_js_url="/static-offline-docs/redoc.standalone.js",
+            redoc_favicon_url="/static-offline-docs/favicon.png",
+            with_google_fonts=False,
+        )
+        page.headers["content-security-policy"] = "img-src 'self' data:"
+        return page
+
+    return redoc
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -88,7 +110,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             live.stop()
             await pool.close()
 
-    app = FastAPI(
+    # /docs (Swagger UI) and /redoc load their scripts from the package (fastapi-offline), not a CDN:
+    # they work on a machine without the internet (redoc_page: ReDoc's own logo stays home too)
+    app = FastAPIOffline(
+        redoc_url=None,
         title="Penrose-style diagram service",
         version="0.1.0",
         description="Render a Penrose trio (Domain, Substance, Style) to SVG.",
@@ -103,10 +128,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(diagrams_router(settings, metrics, pool, cache))
     app.include_router(operations_router(pool, metrics))
     app.include_router(playground_router(live))
+    app.add_api_route("/redoc", redoc_page(app.title), include_in_schema=False)
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
 
-    def count_request(scope: dict[str, Any], status: int) -> None:
-        metrics.requests.labels(scope.get("method", "-"), route_label(scope), str(status)).inc()
+    def count_request(scope: MutableMapping[str, Any], status: int) -> None:
+        metrics.requests.labels(scope.get("method", "-"), route_label(dict(scope)), str(status)).inc()
 
     def count_body_reject(reason: str) -> None:
         if reason == "too-large":

@@ -117,23 +117,30 @@ def diagrams_router(settings: Settings, metrics: Metrics, pool: LayoutPool, cach
                 goals=want_json,
                 startProcesses=processes,
             )
-            outcome = await on_worker(job, request)
-            if isinstance(outcome, Response):
-                return outcome
+            done = await on_worker(job, request)
+            if isinstance(done, Response):
+                return done
+            outcome = done
             if outcome["ok"]:
-                metrics.layout_seconds.observe(outcome["report"]["timings"]["total"] / 1e3)
-                if outcome["report"].get("cacheHit"):
+                metrics.layout_seconds.observe(outcome["report"]["timingsMs"]["total"] / 1e3)
+                if outcome["report"]["cached"]["energy"]:
                     metrics.cache_hits.labels("energy").inc()
                 cache.put(key, outcome)
+        assert outcome is not None  # from the cache or from a worker
         if not outcome["ok"]:
             return failure_response(request, outcome, style_list_files(body.style))
         report = outcome["report"]
         if want_json:
             warnings = [relocate(style_list_files(body.style), w) for w in report["warnings"]]
-            answer_json = {"svg": outcome["svg"], **report, "warnings": warnings, "resultCached": cached}
+            answer_json = {
+                "svg": outcome["svg"],
+                **report,
+                "warnings": warnings,
+                "cached": {**report["cached"], "result": cached},
+            }
             # the report's timings and cache flags differ from one answer to the next
             return JSONResponse(answer_json, headers={"cache-control": "no-store"})
-        timing = ", ".join(f"{k};dur={v:.1f}" for k, v in report["timings"].items() if v is not None)
+        timing = ", ".join(f"{k};dur={v:.1f}" for k, v in report["timingsMs"].items() if v is not None)
         cache_control = IMMUTABLE if request.method == "GET" else REVALIDATE
         converted = pictures.get((key, answer))
         if converted is None:

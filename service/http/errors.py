@@ -13,6 +13,7 @@ not pydantic's.
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -43,7 +44,7 @@ def error_response(
     code: int,
     error: str,
     message: str,
-    headers: dict[str, str] | None = None,
+    headers: Mapping[str, str] | None = None,
     **extra: Any,
 ) -> JSONResponse:
     request_id = request.scope.get("state", {}).get("request_id", "-")

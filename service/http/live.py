@@ -1,13 +1,15 @@
 """Live layouts: the optimizer's progress as a stream of frames, with pause, step, cancel and drag.
 
-    POST /live[?interactive=true][&replaces=ID]
+    POST /live[?interactive=true][&paused=true][&replaces=ID]
                               a trio (the body of POST /diagrams) in; a text/event-stream out:
                               session {id}, frame {svg, stage, round, start, iterations, energy,
                               maxViolation, elapsedMs}..., then done {svg, report..., draggable} or
                               error {kind, message, diagnostics}, then end {reason}; with
                               interactive=true the stream stays open after done for drags
                               (frame..., settled) until the client ends it or it idles;
-                              replaces=ID ends the client's previous session ID first
+                              replaces=ID ends the client's previous session ID first;
+                              paused=true (the editor's autostep off) holds the layout after
+                              its first frame, the initial state, until step or resume
     POST /live/{id}           a command for the session: {"action": "pause" | "step" | "resume" |
                               "cancel" | "end"} or {"action": "drag", "shape", "dx", "dy", "begin"?, "seq"?}
                               (the offset since the drag began, in canvas units, y up; "begin":
@@ -60,10 +62,16 @@ def live_router(settings: Settings, live: LiveSessions) -> APIRouter:
         },
     )
     async def open_live(
-        body: DiagramRequest, request: Request, interactive: bool = False, replaces: str | None = None
+        body: DiagramRequest,
+        request: Request,
+        interactive: bool = False,
+        paused: bool = False,
+        replaces: str | None = None,
     ) -> Response:
         request_id = request.scope.get("state", {}).get("request_id", "-")
-        job = body.job(request_id, settings.time_limit, goals=False, interactive=interactive)
+        job = body.job(
+            request_id, settings.time_limit, goals=False, interactive=interactive, startPaused=paused
+        )
         if replaces:  # the client's previous session, ended here: its stream's close may come later
             live.command(replaces, {"action": "end"})
         session = await live.open(job)

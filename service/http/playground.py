@@ -1,8 +1,8 @@
 """The playground's page and the example trios it offers.
 
     GET /                 the playground (service/static/index.html)
-    GET /examples         our example trios' names and titles
-    GET /examples/{name}  one example trio (404 for an unknown name)
+    GET /examples         the gallery's example trios: names, titles and groups (ours, Penrose's)
+    GET /examples/{name}  one example trio (404 for an unknown name; Penrose's names hold slashes)
 
 The static files themselves are mounted at /static by `create_app` (a mount cannot live in a
 router). Examples come from the table `service.examples` read at start-up: a request picks one by
@@ -18,7 +18,7 @@ from fastapi import APIRouter
 from fastapi.responses import FileResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from service.examples import examples
+from service.examples import examples, group_of
 from service.workers.live_pool import LiveSessions
 
 from .schemas import ErrorResponse, Example, ExampleSummary
@@ -32,9 +32,9 @@ def playground_router(live: LiveSessions) -> APIRouter:
 
     @router.get("/examples")
     async def list_examples() -> list[ExampleSummary]:
-        return [ExampleSummary(name=k, title=t.name or k) for k, t in examples().items()]
+        return [ExampleSummary(name=k, title=t.name or k, group=group_of(k)) for k, t in examples().items()]
 
-    @router.get("/examples/{name}", responses={404: {"model": ErrorResponse}})
+    @router.get("/examples/{name:path}", responses={404: {"model": ErrorResponse}})
     async def get_example(name: str) -> Example:
         trio = examples().get(name)
         if trio is None:
@@ -42,6 +42,7 @@ def playground_router(live: LiveSessions) -> APIRouter:
         return Example(
             name=name,
             title=trio.name or name,
+            group=group_of(name),
             domain=trio.domain,
             substance=trio.substance,
             style=trio.style,

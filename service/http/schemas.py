@@ -120,10 +120,58 @@ class GoalReport(BaseModel):
 
 
 class Timings(BaseModel):
-    compile: float = Field(description="milliseconds")
-    optimize: float
-    render: float
-    total: float
+    """Milliseconds of wall time per phase (the field is named timingsMs)."""
+
+    compile: float = Field(description="ms: building the diagram and compiling its energy")
+    optimize: float = Field(description="ms: the layout")
+    render: float = Field(description="ms: drawing the SVG")
+    total: float = Field(description="ms")
+
+
+class Cached(BaseModel):
+    energy: bool = Field(
+        description="the compiled energy was reused from an earlier diagram of the same structure"
+    )
+    result: bool = Field(description="this whole answer was reused from an identical request")
+
+
+class DiagnosedGoal(BaseModel):
+    kind: str = Field(description="constraint or objective")
+    index: int = Field(description="its position among the diagram's goals of its kind (as in goals)")
+    function: str = Field(description="Penrose's function name, e.g. contains")
+    line: int = Field(description="1-based line in the Style (0: none, e.g. an implicit ensureOnCanvas)")
+    column: int
+    block: str = Field(description="the Style block's selector")
+    match: str = Field(description="the block's substitution, e.g. x=B, y=A")
+    shapes: list[str] = Field(description="the shapes it reads, by Style path, e.g. `B`.icon")
+    substance: list[str] = Field(description="the Substance objects those shapes draw")
+    value: float | None = Field(description="the goal's value (a constraint holds when <= 0)")
+    share: float | None = Field(description="its part of the energy, 0 to 1")
+    never: bool = Field(description="a constraint no layout can satisfy (nothing it reads can move)")
+    implicit: bool = Field(description="added by the system (ensureOnCanvas), so it has no line")
+
+
+class Conflict(BaseModel):
+    a: int = Field(description="index into diagnosis.goals")
+    b: int
+    shapes: list[str]
+    known: bool = Field(
+        description="true: the two functions can never both hold on the same shapes (contains and"
+        " disjoint); false: their gradients pull against each other at the layout"
+    )
+
+
+class Diagnosis(BaseModel):
+    energy: float | None
+    nViolated: int
+    omitted: int = Field(description="listed goals beyond the first 200, not detailed")
+    goals: list[DiagnosedGoal] = Field(
+        description="every violated constraint and every objective holding at least 10% of the energy,"
+        " largest share first"
+    )
+    conflicts: list[Conflict] = Field(
+        description="pairs of violated constraints over the same shapes that pull against each other"
+    )
 
 
 class StartReport(BaseModel):
@@ -161,9 +209,11 @@ class DiagramReport(BaseModel):
         description="violated constraints that no layout can satisfy: nothing they read varies (each is"
         " named by an InfeasibleConstraintWarning in warnings)",
     )
-    timings: Timings
-    cacheHit: bool = Field(description="the compiled energy was reused from an earlier diagram")
-    resultCached: bool = Field(description="this whole answer was reused from an identical request")
+    timingsMs: Timings
+    cached: Cached = Field(description="what was reused rather than computed again")
+    diagnosis: Diagnosis | None = Field(
+        None, description="why the layout is as it is: the goals that fail or dominate"
+    )
     portfolio: PortfolioReport | None = Field(None, description="the starts tried and the one chosen")
 
 
@@ -193,6 +243,7 @@ class ErrorResponse(BaseModel):
 class ExampleSummary(BaseModel):
     name: str
     title: str
+    group: str = Field(description="ours, or penrose: from Penrose's registry, under Penrose's MIT license")
 
 
 class Example(ExampleSummary):

@@ -48,11 +48,14 @@ def convert(t: PropType, v: Any, x: np.ndarray, memo: dict[int, Any]) -> Any:
     if t is PropType.PT_LIST:
         return tuple(tuple(float(c) for c in p) for p in v)
     if t is PropType.COLOR:
-        return v if isinstance(v, Color) else Color(*(float(c) for c in v))
+        if isinstance(v, Color):
+            return v
+        r, g, b, *alpha = (float(c) for c in v)  # rgba (docs/energies-design.md); alpha defaults to 1
+        return Color(r, g, b, alpha[0] if alpha else 1.0)
     if t is PropType.PATH_DATA:
-        from energies.library.paths import to_render_path
+        from energies.library.paths import concrete_path
 
-        return tuple(to_render_path(v))
+        return concrete_path(v)
     if t is PropType.SHAPE_LIST:
         return tuple(concrete_shape(m, x, memo) if isinstance(m, ShapeInstance) else m for m in v)
     if t is PropType.CLIP_DATA:

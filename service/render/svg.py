@@ -34,7 +34,7 @@ import svgwrite
 from svgwrite.base import BaseElement
 
 from energies.limits import check_deadline
-from energies.shapes import SHAPE_TYPES, Canvas, Color, Coord, PathCmd, Shape
+from energies.shapes import SHAPE_TYPES, Canvas, Color, PathCmd, Shape
 from energies.text.labels import XML_FORBIDDEN, LabelError, measure_equation
 from service.render.arrowheads import Arrowhead, arrowhead_for, line_ends_with_room_for_arrows
 
@@ -338,8 +338,8 @@ def path_string(commands: Sequence[PathCmd], ctx: RenderContext) -> str:
     parts = []
     for command in commands:
         numbers: list[float] = []
-        for arg in command.args:
-            numbers.extend(ctx.screen((arg.x, arg.y)) if isinstance(arg, Coord) else arg.numbers)
+        for k, entry in enumerate(command.contents):
+            numbers.extend(entry if command.holds_values(k) else ctx.screen((entry[0], entry[1])))
         if not numbers and command.cmd.upper() != "Z":
             raise ValueError(f"path command {command.cmd!r} has no arguments")
         parts.append(" ".join([command.cmd, *(fmt(n) for n in numbers)]))

@@ -1,5 +1,6 @@
 // The playground: edit a trio in three CodeMirror editors, lay it out live (POST /live streams frames
-// as server-sent events), drag shapes to re-optimize, export. Third-party code comes only from
+// as server-sent events, kept as a history to scrub through), see why a layout failed (the report's
+// diagnosis: Style lines marked, shapes outlined, goals listed), drag shapes to re-optimize, export. Third-party code comes only from
 // ./vendor/editor.js (CodeMirror 6 and fflate, bundled by web/build.sh; licenses beside it).
 import {
   EditorState, EditorView, GutterMarker, RangeSet, StateEffect, StateField, Decoration, keymap, lineNumbers,
@@ -26,36 +27,51 @@ const state = {
   draggable: new Set(),
   zoom: "fit",
   folder: null,             // {files: Map(path -> File), trios: [path]} of an opened folder
+  frames: [],               // the history: [{svg, label, stage, final}] of this render, thinned past MAX_FRAMES
+  shown: -1,                // which frame of the history is drawn
+  follow: true,             // the slider is at the end: new frames are drawn as they come
+  stages: [],               // the layout's stage names (Style's `layout = [...]`)
+  diagnosis: null,          // the last layout's report.diagnosis (energies.diagnose)
+  focus: null,              // the goal picked in the Report: only its shapes are outlined
 };
+const MAX_FRAMES = 400; // past this the older half of the history keeps every other frame
 // result: the last render's outcome, {event: "done", svg} or {event: "error", message}, for checks
 const metrics = { result: null, renderStarted: 0, firstFrameMs: null, frames: 0, dragSentAt: null, dragFrameMs: [], dragSeq: 0, settledSeq: 0, dragBusy: false };
 window.playgroundMetrics = metrics; // read by the browser tests' timing report
 
 // -- editors --------------------------------------------------------------------------------------
 
-const setBad = StateEffect.define();
-class BadMarker extends GutterMarker {
-  constructor(message) { super(); this.message = message; }
-  toDOM() { const s = document.createElement("span"); s.textContent = "●"; s.title = this.message; return s; }
+// Marked lines with a gutter symbol whose tooltip says why: errors (●) and, in the Style, the lines
+// of goals the layout does not satisfy (▲). One mark per line; the effect replaces them all.
+class LineMarker extends GutterMarker {
+  constructor(symbol, message) { super(); this.symbol = symbol; this.message = message; }
+  toDOM() { const s = document.createElement("span"); s.textContent = this.symbol; s.title = this.message; return s; }
 }
-const badLines = StateField.define({
-  create: () => ({ lines: Decoration.none, marks: RangeSet.empty }),
-  update(value, tr) {
-    for (const e of tr.effects) {
-      if (!e.is(setBad)) continue;
-      const doc = tr.state.doc;
-      const found = e.value.filter((d) => d.line >= 1 && d.line <= doc.lines).sort((a, b) => a.line - b.line);
-      const seen = new Set();
-      const unique = found.filter((d) => !seen.has(d.line) && seen.add(d.line));
-      return {
-        lines: Decoration.set(unique.map((d) => Decoration.line({ class: "cm-bad-line" }).range(doc.line(d.line).from))),
-        marks: RangeSet.of(unique.map((d) => new BadMarker(d.message).range(doc.line(d.line).from))),
-      };
-    }
-    return tr.docChanged ? { lines: value.lines.map(tr.changes), marks: value.marks.map(tr.changes) } : value;
-  },
-  provide: (f) => EditorView.decorations.from(f, (v) => v.lines),
-});
+function lineMarks(lineClass, gutterClass, symbol) {
+  const set = StateEffect.define();
+  const field = StateField.define({
+    create: () => ({ lines: Decoration.none, marks: RangeSet.empty }),
+    update(value, tr) {
+      for (const e of tr.effects) {
+        if (!e.is(set)) continue;
+        const doc = tr.state.doc;
+        const found = e.value.filter((d) => d.line >= 1 && d.line <= doc.lines).sort((a, b) => a.line - b.line);
+        const seen = new Set();
+        const unique = found.filter((d) => !seen.has(d.line) && seen.add(d.line));
+        return {
+          lines: Decoration.set(unique.map((d) => Decoration.line({ class: lineClass }).range(doc.line(d.line).from))),
+          marks: RangeSet.of(unique.map((d) => new LineMarker(symbol, d.message).range(doc.line(d.line).from))),
+        };
+      }
+      return tr.docChanged ? { lines: value.lines.map(tr.changes), marks: value.marks.map(tr.changes) } : value;
+    },
+    provide: (f) => EditorView.decorations.from(f, (v) => v.lines),
+  });
+  return { set, field, extension: [field, gutter({ class: gutterClass, markers: (v) => v.state.field(field).marks })] };
+}
+const badLines = lineMarks("cm-bad-line", "cm-error-gutter", "●");
+const goalLines = lineMarks("cm-goal-line", "cm-goal-gutter", "▲");
+const setBad = badLines.set;
 
 const editors = {};
 for (const source of SOURCES) {
@@ -64,9 +80,11 @@ for (const source of SOURCES) {
     state: EditorState.create({
       doc: "",
       extensions: [
+        // first, so that it runs before defaultKeymap's own Mod-Enter (insertBlankLine): Ctrl+Enter renders
+        // and changes no text
+        keymap.of([{ key: "Mod-Enter", run: () => { render(); return true; } }]),
         lineNumbers(), highlightActiveLineGutter(), highlightActiveLine(), drawSelection(), editHistory(),
-        bracketMatching(), highlightSelectionMatches(), badLines,
-        gutter({ class: "cm-error-gutter", markers: (v) => v.state.field(badLines).marks }),
+        bracketMatching(), highlightSelectionMatches(), badLines.extension, goalLines.extension,
         keymap.of([...defaultKeymap, ...historyKeymap, ...searchKeymap, indentWithTab]),
         penroseLanguage(source),
         EditorView.contentAttributes.of({ "aria-label": `${source} program` }),
@@ -95,7 +113,7 @@ function goTo(source, line, column) {
 // -- status, staleness, errors --------------------------------------------------------------------
 
 function setStatus(message) { $("status").textContent = message; $("status").title = message; }
-function setLive(message) { $("live-text").textContent = message; }
+function setLive(message) { $("live-text").textContent = message; $("live").title = message; }
 
 function markStale(reason) {
   if (!state.svg) return;
@@ -137,15 +155,17 @@ function showErrors(body) {
   markStale("the last render failed");
 }
 
+const num = (v) => (v === null || v === undefined ? "–" : Number(v).toPrecision(4));
+
 function showReport(report) {
   const body = $("timings").querySelector("tbody");
   body.replaceChildren();
-  const num = (v) => (v === null || v === undefined ? "–" : Number(v).toPrecision(4));
   const rows = [
     ["status", report.status], ["energy", num(report.energy)], ["largest violation", num(report.maxConstrViolation)],
+    ["constraints not satisfied", report.nViolated ?? 0],
     ["iterations", report.iterations],
-    ...Object.entries(report.timings || {}).map(([k, v]) => [`${k} (ms)`, num(v)]),
-    ["compiled energy cached", report.cacheHit ? "yes" : "no"],
+    ...Object.entries(report.timingsMs || {}).map(([k, v]) => [`${k} (ms)`, num(v)]),
+    ["compiled energy reused", report.cached && report.cached.energy ? "yes" : "no"],
   ];
   if (report.warnings && report.warnings.length) rows.push(["warnings", report.warnings.map(placed).join("\n")]);
   for (const [k, v] of rows) {
@@ -153,7 +173,113 @@ function showReport(report) {
     for (const cell of [k, String(v)]) { const td = document.createElement("td"); td.textContent = cell; tr.append(td); }
     body.append(tr);
   }
+  showDiagnosis(report.diagnosis || null);
 }
+
+// -- why the layout failed: the report's diagnosis (energies.diagnose) --------------------------------
+// Every violated constraint and every objective holding much of the energy: its Style line is marked
+// (the tooltip gives value and shapes), its shapes are outlined in red over the diagram, and the
+// Report lists them, sortable, a click going to the line and outlining only that goal's shapes.
+
+const goalText = (g) => `${g.kind === "constraint" ? "ensure" : "encourage"} ${g.function}`;
+const objects = (g) => (g.substance.length ? g.substance.join(", ") : g.shapes.join(", "));
+const percent = (share) => `${(100 * share).toFixed(share < 0.001 ? 2 : 1)}%`;
+const sortKeys = {
+  line: (g) => g.line * 1e4 + g.column, goal: (g) => goalText(g), objects: (g) => objects(g),
+  value: (g) => -g.value, share: (g) => -g.share,
+};
+let sortBy = "share";
+
+function showDiagnosis(diagnosis) {
+  state.diagnosis = diagnosis;
+  state.focus = null;
+  const goals = diagnosis ? diagnosis.goals : [];
+  // the Style gutter: one mark per line, its tooltip each goal of the line that fails, with its shapes
+  const byLine = new Map();
+  for (const g of goals) if (g.line && g.kind === "constraint") (byLine.get(g.line) || byLine.set(g.line, []).get(g.line)).push(g);
+  const conflicts = diagnosis ? diagnosis.conflicts : [];
+  const marks = [...byLine.entries()].map(([line, gs]) => {
+    const worst = Math.max(...gs.map((g) => g.value));
+    const against = conflicts.filter((c) => goals[c.a].line === line || goals[c.b].line === line)
+      .map((c) => (goals[c.a].line === line ? goals[c.b] : goals[c.a]))
+      .map((g) => `${EDITOR_NAMES.style}:${g.line} ${g.function}`);
+    const shown = gs.slice(0, 6).map((g) => `  ${objects(g)}: value ${num(g.value)}, ${percent(g.share)} of the energy` +
+      (g.never ? " (can never hold)" : "")).join("\n");
+    return { line, message: `${goalText(gs[0])}: ${gs.length} not satisfied, largest value ${num(worst)}\n${shown}` +
+      (gs.length > 6 ? `\n  and ${gs.length - 6} more` : "") +
+      (against.length ? `\ncannot all hold with ${[...new Set(against)].join(", ")}` : "") };
+  });
+  editors.style.dispatch({ effects: goalLines.set.of(marks) });
+  showGoalTable();
+  drawOutlines();
+}
+
+function showGoalTable() {
+  const table = $("goals");
+  const goals = state.diagnosis ? [...state.diagnosis.goals] : [];
+  table.hidden = goals.length === 0;
+  goals.sort((a, b) => { const ka = sortKeys[sortBy](a), kb = sortKeys[sortBy](b); return ka < kb ? -1 : ka > kb ? 1 : 0; });
+  for (const b of table.querySelectorAll("th button")) {
+    const on = b.dataset.sort === sortBy;
+    b.textContent = b.textContent.replace(/ ▾$/, "") + (on ? " ▾" : "");
+    if (on) b.setAttribute("aria-sort", "descending"); else b.removeAttribute("aria-sort");
+  }
+  const rows = goals.map((g) => {
+    const tr = document.createElement("tr");
+    tr.className = "goal" + (g.never ? " never" : "");
+    const line = g.line ? `${EDITOR_NAMES.style}:${g.line}` : g.implicit ? "(implicit)" : "–";
+    for (const cell of [line, goalText(g) + (g.never ? " (never)" : ""), objects(g), num(g.value), percent(g.share)]) {
+      const td = document.createElement("td"); td.textContent = cell; tr.append(td);
+    }
+    tr.title = g.shapes.join(", ") + (g.match ? ` (${g.match})` : "");
+    tr.addEventListener("click", () => {
+      state.focus = state.focus === g ? null : g;
+      for (const r of table.querySelectorAll("tr.focus")) r.classList.remove("focus");
+      if (state.focus) tr.classList.add("focus");
+      if (g.line) goTo("style", g.line, g.column);
+      drawOutlines();
+    });
+    return tr;
+  });
+  table.querySelector("tbody").replaceChildren(...rows);
+}
+for (const b of document.querySelectorAll("#goals th button")) {
+  b.addEventListener("click", () => { sortBy = b.dataset.sort; showGoalTable(); });
+}
+
+// Red outlines around the failing goals' shapes (or the Report's chosen goal's), in an overlay group
+// of the shown SVG, in its own units (a shape's screen box mapped back), left out of every export.
+function drawOutlines() {
+  const svg = $("diagram").querySelector("svg");
+  if (!svg) return;
+  for (const old of svg.querySelectorAll(".outlines")) old.remove();
+  const frame = state.frames[state.shown];
+  if (!$("outline").checked || !state.diagnosis || !frame || !frame.final) return;
+  const goals = state.focus ? [state.focus] : state.diagnosis.goals.filter((g) => g.kind === "constraint");
+  const wanted = new Set(goals.flatMap((g) => g.shapes));
+  if (!wanted.size) return;
+  const ns = "http://www.w3.org/2000/svg";
+  const layer = document.createElementNS(ns, "g");
+  layer.setAttribute("class", "outlines");
+  layer.setAttribute("pointer-events", "none");
+  const toSvg = svg.getScreenCTM().inverse();
+  const at = (x, y) => { const p = svg.createSVGPoint(); p.x = x; p.y = y; return p.matrixTransform(toSvg); };
+  for (const title of svg.querySelectorAll("title")) {
+    if (!wanted.has(title.textContent)) continue;
+    const box = title.parentElement.getBoundingClientRect();
+    const a = at(box.left, box.top), b = at(box.right, box.bottom);
+    const rect = document.createElementNS(ns, "rect");
+    const pad = 3;
+    rect.setAttribute("x", String(Math.min(a.x, b.x) - pad)); rect.setAttribute("y", String(Math.min(a.y, b.y) - pad));
+    rect.setAttribute("width", String(Math.abs(b.x - a.x) + 2 * pad)); rect.setAttribute("height", String(Math.abs(b.y - a.y) + 2 * pad));
+    rect.setAttribute("fill", "none"); rect.setAttribute("stroke", "#e01b1b"); rect.setAttribute("stroke-width", "2");
+    rect.setAttribute("stroke-dasharray", "6 3"); rect.setAttribute("vector-effect", "non-scaling-stroke");
+    rect.setAttribute("data-shape", title.textContent);
+    layer.append(rect);
+  }
+  svg.append(layer);
+}
+$("outline").addEventListener("change", drawOutlines);
 
 // -- the diagram: sanitized inline SVG, fit and zoom --------------------------------------------------
 
@@ -204,10 +330,76 @@ function showSvg(svgText) {
   if (!svg) return;
   state.svg = svgText;
   $("diagram").replaceChildren(svg);
-  for (const title of svg.querySelectorAll("title")) {
-    if (state.draggable.has(title.textContent)) title.parentElement.classList.add("draggable");
+  // shapes are dragged on the layout as it is now, not on an earlier frame of the history
+  if (state.follow) {
+    for (const title of svg.querySelectorAll("title")) {
+      if (state.draggable.has(title.textContent)) title.parentElement.classList.add("draggable");
+    }
   }
   applyZoom();
+}
+
+// -- the history: every frame of this render (and of its drags), scrubbed with the slider -------------
+
+function addFrame(svg, label, stage, final = false) {
+  const shownFrame = state.frames[state.shown];
+  state.frames.push({ svg, label, stage, final });
+  if (state.frames.length > MAX_FRAMES) {
+    const half = state.frames.length >> 1;
+    state.frames = [...state.frames.slice(0, half).filter((_, i) => i % 2 === 0), ...state.frames.slice(half)];
+  }
+  const range = $("history-range");
+  range.max = String(state.frames.length - 1);
+  $("history").hidden = false;
+  if (state.follow) { range.value = range.max; showFrame(state.frames.length - 1); return; }
+  const k = state.frames.indexOf(shownFrame); // an earlier frame stays shown while the history grows
+  state.shown = k >= 0 ? k : Math.min(state.shown, state.frames.length - 1);
+  range.value = String(state.shown);
+  showHistoryLabel();
+}
+
+function showFrame(k) {
+  state.shown = k;
+  const frame = state.frames[k];
+  showSvg(frame.svg);
+  showStage(frame.stage);
+  showHistoryLabel();
+  drawOutlines();
+}
+
+function showHistoryLabel() {
+  const frame = state.frames[state.shown];
+  const which = state.shown === state.frames.length - 1 ? "latest" : "earlier";
+  $("history-label").textContent = `frame ${state.shown + 1} of ${state.frames.length} (${which})` +
+    (frame && frame.final ? ": the final layout" : "");
+  $("history-label").title = frame ? frame.label : "";
+}
+
+function showStage(current) {
+  const box = $("stages");
+  const named = state.stages.filter((n) => n);
+  if (!named.length) { box.textContent = ""; return; }
+  const chips = state.stages.map((name) => {
+    const chip = document.createElement("span");
+    chip.className = "stage" + (name === current ? " current" : "");
+    chip.textContent = name;
+    if (name === current) chip.setAttribute("aria-current", "step");
+    return chip;
+  });
+  box.replaceChildren("stage", ...chips);
+}
+
+$("history-range").addEventListener("input", (event) => {
+  const k = Number(event.target.value);
+  state.follow = k === state.frames.length - 1;
+  showFrame(k);
+});
+
+function resetHistory() {
+  state.frames = [];
+  state.shown = -1;
+  state.follow = true;
+  $("history").hidden = true;
 }
 
 for (const button of document.querySelectorAll("#zoom button")) {
@@ -275,6 +467,16 @@ async function render() {
   state.session = session;
   metrics.renderStarted = performance.now();
   state.dragged = false;
+  resetHistory();
+  showDiagnosis(null);
+  // what is under way now, never the last render's words
+  setLive("laying out: building the diagram and compiling its energy…");
+  if (!$("diagram").querySelector("svg")) {
+    const wait = document.createElement("div");
+    wait.className = "placeholder";
+    wait.textContent = "Laying out… the first frame comes once the energy is compiled.";
+    $("diagram").replaceChildren(wait);
+  } else markStale("laying out again");
   metrics.firstFrameMs = null;
   metrics.frames = 0;
   metrics.result = null;
@@ -282,14 +484,16 @@ async function render() {
   try {
     const replaces = state.replaces ? `&replaces=${encodeURIComponent(state.replaces)}` : "";
     state.replaces = null;
-    response = await fetch(`/live?interactive=true${replaces}`, {
+    // autostep off: the server holds the layout at its first frame (the initial state) until Step or Resume
+    const paused = $("autostep").checked ? "" : "&paused=true";
+    response = await fetch(`/live?interactive=true${paused}${replaces}`, {
       method: "POST", signal: abort.signal,
       headers: { "content-type": "application/json", accept: "text/event-stream" },
       body: JSON.stringify(trioRequest()),
     });
   } catch (err) {
     if (state.session === session) {
-      showErrors({ message: `request failed: ${err}` }); setStatus("request failed");
+      showErrors({ message: `request failed: ${err}` }); setStatus("request failed"); setLive("no layout: the request failed");
       metrics.result = { event: "error", message: String(err) };
     }
     return;
@@ -301,6 +505,7 @@ async function render() {
     if (response.status === 429) return renderOnce();
     showErrors(body);
     setStatus(`error ${response.status} (${body.error})`);
+    setLive(`no layout: the server answered ${response.status} (${body.error})`);
     metrics.result = { event: "error", message: body.message };
     return;
   }
@@ -339,9 +544,12 @@ async function* serverEvents(stream) {
 }
 
 function onEvent(session, event, data) {
-  if (event === "session") session.id = data.id;
-  else if (event === "frame") {
-    showSvg(data.svg);
+  if (event === "session") {
+    session.id = data.id;
+  } else if (event === "frame") {
+    if (data.stages) state.stages = data.stages;
+    const label = liveLine(data, state.dragging || session.dragged ? "re-optimizing after the drag" : "optimizing");
+    addFrame(data.svg, label, data.stage);
     metrics.frames += 1;
     if (metrics.dragSentAt !== null) { metrics.dragFrameMs.push(performance.now() - metrics.dragSentAt); metrics.dragSentAt = null; }
     if (metrics.firstFrameMs === null) {
@@ -349,16 +557,17 @@ function onEvent(session, event, data) {
       metrics.firstFrameServerMs = data.elapsedMs; // of it, in the live worker (the rest: request, stream)
     }
     if (!state.dragging) markFresh();
-    setLive(liveLine(data, state.dragging || session.dragged ? "re-optimizing after the drag" : "optimizing"));
+    setLive(label);
   } else if (event === "done") {
     state.draggable = new Set(data.draggable || []);
-    showSvg(data.svg);
+    // the final layout is where the last stage ended (the last frame may be another start's)
+    addFrame(data.svg, `done (${data.status})`, state.stages[state.stages.length - 1] || "", true);
     metrics.result = { event: "done", svg: data.svg };
     markFresh();
     showReport(data);
     const total = ((performance.now() - metrics.renderStarted) / 1000).toFixed(2);
     setLive(liveLine({ ...data, round: data.epRounds, maxViolation: data.maxConstrViolation,
-      elapsedMs: data.timings.total }, `done (${data.status})`));
+      elapsedMs: data.timingsMs.total }, `done (${data.status})`));
     setStatus(`rendered in ${total} s; first frame after ${Math.round(metrics.firstFrameMs ?? 0)} ms` +
       caveats(data) + (state.draggable.size ? "; drag a shape to re-optimize" : ""));
     $("pause").disabled = true;
@@ -377,6 +586,7 @@ function onEvent(session, event, data) {
   else if (event === "error") {
     showErrors(data);
     setStatus(data.kind === "diagram" ? "error in the trio" : `layout failed (${data.status || data.kind})`);
+    setLive(data.kind === "diagram" ? "no layout: the trio has an error (below)" : `no layout: it failed (${data.status || data.kind})`);
     metrics.result = { event: "error", message: data.message };
   } else if (event === "end") {
     if (data.reason === "cancel") { markStale("cancelled"); setStatus("cancelled"); }
@@ -393,7 +603,20 @@ function caveats(report) {
   const unmet = report.nViolated || 0;
   let said = "";
   if (warnings.length) said += `; ${warnings.length} warning${warnings.length > 1 ? "s" : ""}: ${placed(warnings[0])}`;
-  if (unmet) said += `; ${unmet} constraint${unmet > 1 ? "s" : ""} not satisfied (see Report)`;
+  if (unmet) {
+    said += `; ${unmet} constraint${unmet > 1 ? "s" : ""} not satisfied`;
+    const why = report.diagnosis;
+    const first = why && why.conflicts[0];
+    if (first) {
+      const [a, b] = [why.goals[first.a], why.goals[first.b]].sort((x, y) => x.line - y.line);
+      said += `: ${EDITOR_NAMES.style}:${a.line} ${a.function} and ${EDITOR_NAMES.style}:${b.line} ${b.function}` +
+        ` ${first.known ? "cannot both hold" : "pull against each other"}`;
+    } else if (why && why.goals.some((g) => g.kind === "constraint")) {
+      const worst = why.goals.find((g) => g.kind === "constraint");
+      said += `, worst ${worst.line ? `${EDITOR_NAMES.style}:${worst.line} ` : ""}${worst.function}`;
+    }
+    said += " (marked in the Style; see Report)";
+  }
   return said;
 }
 
@@ -410,7 +633,7 @@ async function renderOnce() {
     metrics.result = { event: "error", message: body.message };
     return;
   }
-  showSvg(body.svg); markFresh(); showReport(body);
+  addFrame(body.svg, "final layout", "", true); markFresh(); showReport(body);
   metrics.result = { event: "done", svg: body.svg };
   setStatus(`rendered in ${((performance.now() - metrics.renderStarted) / 1000).toFixed(2)} s` +
     caveats(body) + "; live frames and dragging unavailable (server busy: every live session is laying out)");
@@ -430,7 +653,12 @@ $("resample").addEventListener("click", () => {
   render();
 });
 document.addEventListener("keydown", (event) => {
+  if (event.defaultPrevented) return; // an editor's own Mod-Enter already rendered
   if ((event.ctrlKey || event.metaKey) && event.key === "Enter") { event.preventDefault(); render(); }
+});
+$("autostep").addEventListener("change", () => {
+  if (!state.session || !state.session.id || $("pause").disabled) return;
+  if ($("autostep").checked) { control("resume"); $("pause").textContent = "Pause"; } else control("pause");
 });
 
 // -- dragging: the server pins the shape and re-optimizes the rest ---------------------------------
@@ -444,7 +672,7 @@ function svgPoint(svg, event) {
 $("diagram").addEventListener("pointerdown", (event) => {
   const target = event.target.closest(".draggable");
   const svg = $("diagram").querySelector("svg");
-  if (!target || !svg || !state.session || !state.session.id) return;
+  if (!target || !svg || !state.session || !state.session.id || !state.follow) return;
   event.preventDefault();
   const shape = target.querySelector(":scope > title").textContent;
   const start = svgPoint(svg, event);
@@ -513,11 +741,20 @@ function loadTrio(trio, { name = "diagram", images = new Map(), example = "" } =
 
 async function loadExamples() {
   const list = await (await fetch("/examples")).json();
+  const labels = { ours: "Our examples", penrose: "Penrose's registry (MIT license)" };
+  const groups = new Map();
   for (const ex of list) {
+    if (!groups.has(ex.group)) {
+      const group = document.createElement("optgroup");
+      group.label = labels[ex.group] || ex.group;
+      groups.set(ex.group, group);
+      $("example").append(group);
+    }
     const option = document.createElement("option");
     option.value = ex.name;
     option.textContent = ex.title;
-    $("example").append(option);
+    option.title = ex.name;
+    groups.get(ex.group).append(option);
   }
   return list;
 }
@@ -693,6 +930,7 @@ function exportedSvg() {
   const [w, h] = canvasSize(svg);
   copy.setAttribute("width", String(w)); copy.setAttribute("height", String(h));
   copy.querySelectorAll(".draggable, .dragging").forEach((el) => el.classList.remove("draggable", "dragging"));
+  copy.querySelectorAll(".outlines").forEach((el) => el.remove());
   return new XMLSerializer().serializeToString(copy);
 }
 
@@ -733,8 +971,9 @@ function trioZip() {
 // The server draws the PDF (vector, the bundled fonts) of the trio's layout, which is the one shown
 // (same variation, same bytes); a dragged layout exists only here, so it prints through the browser.
 async function exportPdf(n) {
-  if (state.dragged) {
-    setStatus("a dragged layout is printed by the browser: choose “Save as PDF”");
+  const frame = state.frames[state.shown];
+  if (state.dragged || (frame && !frame.final)) {
+    setStatus(`${state.dragged ? "a dragged layout" : "an earlier frame"} is printed by the browser: choose “Save as PDF”`);
     window.print();
     return;
   }
@@ -751,7 +990,9 @@ async function exportPdf(n) {
 async function exportAs(kind) {
   const needsDiagram = ["svg", "png", "pdf", "copy"].includes(kind);
   if (needsDiagram && !state.svg) { setStatus("render the diagram first"); return; }
-  const n = state.name || "diagram";
+  const frame = state.frames[state.shown];
+  // the frame shown is what is exported; an earlier frame says which in its name
+  const n = (state.name || "diagram") + (frame && !frame.final && ["svg", "png"].includes(kind) ? `-frame${state.shown + 1}` : "");
   if (kind === "svg") download(new Blob([exportedSvg()], { type: "image/svg+xml" }), `${n}.svg`);
   else if (kind === "png") download(await pngBlob(), `${n}.png`);
   else if (kind === "pdf") await exportPdf(n);

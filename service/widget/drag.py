@@ -20,7 +20,7 @@ Rules:
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -28,7 +28,7 @@ import numpy as np
 
 from energies.compile import compile_problem
 from energies.diagram import Diagram, ShapeInstance
-from energies.optimize.optimizer import OptimizeResult, optimize
+from energies.optimize.optimizer import OptimizeResult, StageSpec, optimize
 from service.workers.live_session import input_slot
 
 DragConstraint = Callable[[float, float], Any]
@@ -80,7 +80,7 @@ class PinnedProblem:
         self.anchor = anchor
         self.strength = strength
         keep = ~pinned
-        self.stages = [replace(s, varying=s.varying & keep) for s in problem.stages]
+        self.stages: Sequence[StageSpec] = [replace(s, varying=s.varying & keep) for s in problem.stages]
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.problem, name)

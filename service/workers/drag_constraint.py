@@ -25,7 +25,9 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
+
+from energies.library.fn_ops import div
 
 MAX_LENGTH = 1000  # characters
 MAX_DEPTH = 60  # nesting of expressions and statements
@@ -157,7 +159,7 @@ class Parser:
         self.depth = 0
         self.scopes: list[dict[str, bool]] = [{"x": True, "y": True}]  # name -> may be assigned
 
-    def fail(self, col: int, message: str) -> None:
+    def fail(self, col: int, message: str) -> NoReturn:
         raise DragConstraintError(f"{self.where}, column {col}: {message}")
 
     @property
@@ -352,12 +354,6 @@ def truthy(v: Value) -> bool:
     return bool(v) if isinstance(v, list) else not (v == 0 or math.isnan(float(v)))
 
 
-def js_divide(a: float, b: float) -> float:
-    if b == 0:
-        return math.nan if a == 0 or math.isnan(a) else math.copysign(math.inf, a) * math.copysign(1, b)
-    return a / b
-
-
 def js_power(a: float, b: float) -> float:
     try:
         return float(a**b) if not (a < 0 and b != int(b)) else math.nan
@@ -371,7 +367,7 @@ ARITHMETIC: dict[str, Callable[[float, float], float | bool]] = {
     "+": lambda a, b: a + b,
     "-": lambda a, b: a - b,
     "*": lambda a, b: a * b,
-    "/": js_divide,
+    "/": div,  # IEEE division, as JavaScript's: x/0 is ±inf, 0/0 NaN
     "%": lambda a, b: math.fmod(a, b) if b != 0 and math.isfinite(a) else (a if math.isinf(b) else math.nan),
     "**": js_power,
     "<": lambda a, b: a < b,

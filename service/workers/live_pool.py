@@ -38,7 +38,7 @@ def live_worker_main(conn: Connection, idle_limit: float, config: WorkerConfig) 
     pipeline), then runs one session at a time until told to stop."""
     from service.workers.live_session import run_session
 
-    prepare_worker(conn, config, "live")
+    caches = prepare_worker(conn, config, "live")
     while True:
         try:
             message = json.loads(conn.recv_bytes())
@@ -47,7 +47,7 @@ def live_worker_main(conn: Connection, idle_limit: float, config: WorkerConfig) 
         if message is None:
             return
         if "start" in message:  # anything else is a command that came after its session ended
-            run_session(conn, message["start"], idle_limit)
+            run_session(conn, message["start"], idle_limit, caches)
 
 
 def start_live_worker(idle_limit: float, config: WorkerConfig) -> Worker:

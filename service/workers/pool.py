@@ -1,10 +1,11 @@
 """A bounded pool of layout worker processes, with admission control in front of it.
 
-Each worker is a spawned process running `service.workers.layout_job.run_layout` on jobs it receives over
-a pipe, one at a time, as JSON bytes.  The event loop never runs a layout: a request borrows an
-idle worker and waits for its answer in a small thread pool, so a long layout only occupies its
-own worker.  The time limit itself is enforced inside Wasm by the runtime; the pool only adds a
-last-resort deadline (limit + grace) for a worker stuck outside Wasm, which it kills.
+Each worker is a spawned process running `service.workers.layout_job.run_layout` on jobs it receives
+over a pipe, one at a time, as JSON bytes (layout_job's typed messages, validated on both sides).
+The event loop never runs a layout: a request borrows an idle worker and waits for its answer in a
+small thread pool, so a long layout only occupies its own worker. The time limit itself is enforced
+inside Wasm by the runtime; the pool only adds a last-resort deadline (limit + grace) for a worker
+stuck outside Wasm, which it kills.
 
 Admission: at most `queue_limit` requests wait for a worker, each at most `queue_seconds`; beyond
 either, `run` raises `Overloaded` at once (the app answers 503 with its `retry_after`).  A waiting
@@ -14,8 +15,9 @@ Memory: a worker's data segment is capped (RLIMIT_DATA; wasmtime's address-space
 not counted, as they would be by RLIMIT_AS), so an oversized job fails with MemoryError inside the
 worker (outcome kind "memory"); that worker, and any whose peak resident memory passed
 `recycle_mb`, is replaced after its job, which drops its caches with it. Its in-process caches
-(diagrams, compiled energies, compiled modules, parsed programs) are bounded in bytes by
-WorkerConfig's budgets (`limit_caches`), and each answer carries their weights (`workerCacheBytes`).
+(energies.caches.Caches: diagrams, compiled energies, compiled modules, parsed programs, and the disk
+directory) are one object made from WorkerConfig and bounded in bytes by its budgets, and each
+answer carries their weights (`workerCacheBytes`).
 
 Recovery: a worker that dies (crash, OOM kill, signal) or is killed fails only its own request
 (`WorkerCrashed` / `WorkerStuck`) and is replaced in the background.  A worker found dead while
@@ -35,6 +37,7 @@ import multiprocessing
 import os
 import resource
 import sys
+import threading
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
@@ -43,9 +46,10 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from typing import Any
 
+from energies.caches import CacheBudgets, Caches
 from service.settings import Settings
 
-from .layout_job import memory_outcome, run_layout
+from .layout_job import Failed, Job, Outcome, job_of, memory_outcome, outcome_of, run_layout, wire
 
 log = logging.getLogger("service.pool")
 
@@ -97,39 +101,50 @@ def cap_memory(memory_mb: int) -> None:
         resource.setrlimit(resource.RLIMIT_DATA, (cap, cap))
 
 
-def prepare_worker(conn: Connection, config: WorkerConfig, label: str) -> None:
-    """The start of every worker process (layout or live): log as `label`, cap its memory, bound its
+def worker_caches(config: WorkerConfig) -> Caches:
+    """A worker's caches: its disk directory and its byte budgets, from its configuration."""
+    caches = Caches(disk_dir=config.cache_dir or None)
+    caches.limit(
+        CacheBudgets(
+            config.diagram_cache_mb, config.energy_cache_mb, config.module_cache_mb, config.parse_cache_mb
+        )
+    )
+    return caches
+
+
+def prepare_worker(conn: Connection, config: WorkerConfig, label: str) -> Caches:
+    """The start of every worker process (layout or live): log as `label`, cap its memory, make its
     caches, import and warm the pipeline, then tell the server it is ready."""
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format=f"%(asctime)s {label} %(message)s")
     cap_memory(config.memory_mb)
-    limit_caches(config)
+    caches = worker_caches(config)
     from service.workers.warm_up import warm_up
 
     warm_up()
     conn.send_bytes(json.dumps({"ready": True, "pid": os.getpid()}).encode())
+    return caches
 
 
 def worker_main(conn: Connection, config: WorkerConfig) -> None:
     """A worker process: cap its memory, import the pipeline once, then answer jobs until told to stop."""
-    import energies.compile.problem
     from service.workers.compile_cache import prune
 
-    energies.compile.problem.DISK_CACHE = config.cache_dir or None
-    prepare_worker(conn, config, "worker")
+    caches = prepare_worker(conn, config, "worker")
     while True:
         try:
             raw = conn.recv_bytes()
         except (EOFError, OSError):
             return  # the server went away
-        job = json.loads(raw)
-        if job is None:
+        data = json.loads(raw)
+        if data is None:
             return
         conn.send_bytes(STARTED)
         try:
-            # the caches' weights ride along (cheap: three sums kept by the LRUs); the app ignores them
-            answer = json.dumps({**run_layout(job), "workerCacheBytes": cache_bytes()}).encode()
+            outcome = run_layout(job_of(data), caches)
+            # the caches' weights ride along (cheap: sums kept by the LRUs); the app ignores them
+            answer = json.dumps({**wire(outcome), "workerCacheBytes": caches.weights()}).encode()
         except MemoryError:  # e.g. while encoding a huge outcome; run_layout catches its own
-            answer = json.dumps(memory_outcome()).encode()
+            answer = json.dumps(wire(memory_outcome())).encode()
         conn.send_bytes(answer)
         if config.cache_dir:
             prune(config.cache_dir, config.cache_mb * 2**20)
@@ -146,34 +161,6 @@ def worker_config(settings: Settings) -> WorkerConfig:
         settings.module_cache_mb,
         settings.parse_cache_mb,
     )
-
-
-def limit_caches(config: WorkerConfig) -> None:
-    """Give this process's in-process caches their byte budgets (evicting down to them)."""
-    import adcore
-    import energies.compile.problem
-    import energies.lang.parse
-    import service.pipeline
-
-    service.pipeline.DIAGRAMS.limit(config.diagram_cache_mb * 2**20)
-    energies.compile.problem.CACHE.limit(config.energy_cache_mb * 2**20)
-    adcore.MODULES.limit(config.module_cache_mb * 2**20)
-    energies.lang.parse.PARSED.limit(config.parse_cache_mb * 2**20)
-
-
-def cache_bytes() -> dict[str, int]:
-    """The in-process caches' weights (estimated bytes held), by cache."""
-    import adcore
-    import energies.compile.problem
-    import energies.lang.parse
-    import service.pipeline
-
-    return {
-        "diagrams": int(service.pipeline.DIAGRAMS.weight),
-        "energies": int(energies.compile.problem.CACHE.weight),
-        "modules": int(adcore.MODULES.weight),
-        "programs": int(energies.lang.parse.PARSED.weight),
-    }
 
 
 def peak_rss_mb(pid: int | None) -> float:
@@ -193,6 +180,9 @@ class Worker:
     process: multiprocessing.process.BaseProcess
     conn: Connection
     busy_with: str | None = None  # request id while running a job
+    # stop_worker may run twice at once (a recycle's helper thread and the pool's close): the lock makes
+    # the second a no-op, never a second close of a pipe descriptor the OS may have handed out again
+    stopping: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     @property
     def pid(self) -> int | None:
@@ -230,6 +220,9 @@ def start_worker(config: WorkerConfig = WorkerConfig()) -> Worker:
 
 
 def stop_worker(worker: Worker, timeout: float = 2.0) -> None:
+    """Ask the worker to exit, kill it if it does not, close its pipe; at most once per worker."""
+    if not worker.stopping.acquire(blocking=False):
+        return
     with contextlib.suppress(OSError, ValueError):
         worker.conn.send_bytes(b"null")
     worker.process.join(timeout)
@@ -239,11 +232,11 @@ def stop_worker(worker: Worker, timeout: float = 2.0) -> None:
     worker.conn.close()
 
 
-def exchange(worker: Worker, job: dict[str, Any], deadline: float) -> dict[str, Any]:
+def exchange(worker: Worker, job: Job, deadline: float) -> Outcome:
     """Send one job and wait for its outcome (runs in a helper thread, never on the event loop)."""
     t0 = time.monotonic()
     try:
-        worker.conn.send_bytes(json.dumps(job).encode())
+        worker.conn.send_bytes(json.dumps(wire(job)).encode())
         if worker.conn.poll(deadline):
             worker.conn.recv_bytes()  # the receipt
     except (EOFError, OSError, ValueError) as e:
@@ -253,12 +246,13 @@ def exchange(worker: Worker, job: dict[str, Any], deadline: float) -> dict[str, 
         if not worker.conn.poll(max(0.0, deadline - (time.monotonic() - t0))):
             worker.process.kill()
             raise WorkerStuck(f"the layout did not finish within {deadline:.1f} s and its worker was stopped")
-        return json.loads(worker.conn.recv_bytes())
+        answer = worker.conn.recv_bytes()
     except (EOFError, OSError) as e:
         code = worker.process.exitcode if not worker.process.is_alive() else None
         worker.process.kill()
         detail = f" (exit code {code})" if code is not None else ""
         raise WorkerCrashed(f"the layout worker crashed while rendering this diagram{detail}") from e
+    return outcome_of(answer)
 
 
 @dataclass
@@ -317,17 +311,19 @@ class LayoutPool:
         return Overloaded(reason, message, self.retry_after())
 
     async def run(
-        self, job: dict[str, Any], gone: Callable[[], Awaitable[bool]] | None = None
+        self, job: dict[str, Any] | Job, gone: Callable[[], Awaitable[bool]] | None = None
     ) -> dict[str, Any]:
-        """Run one layout job on an idle worker, waiting in the bounded queue when all are busy."""
+        """Run one layout job on an idle worker, waiting in the bounded queue when all are busy; the
+        outcome as its JSON object (layout_job's names), as the app answers it."""
+        typed = job_of(job)
         for attempt in (1, 2):
             worker = await self._acquire(gone)
             try:
-                return await self._dispatch(worker, job)
+                return wire(await self._dispatch(worker, typed))
             except WorkerGone:
                 if attempt == 2:
                     raise
-                log.warning("request %s: worker was gone before its job; retrying", job.get("requestId"))
+                log.warning("request %s: worker was gone before its job; retrying", typed.request_id)
         raise AssertionError("unreachable")
 
     async def _acquire(self, gone: Callable[[], Awaitable[bool]] | None) -> Worker:
@@ -363,11 +359,11 @@ class LayoutPool:
                 return worker
             self._lost(worker, "crash", "found dead while idle")
 
-    async def _dispatch(self, worker: Worker, job: dict[str, Any]) -> dict[str, Any]:
+    async def _dispatch(self, worker: Worker, job: Job) -> Outcome:
         assert self._threads is not None
         loop = asyncio.get_running_loop()
-        worker.busy_with = str(job.get("requestId", "-"))
-        deadline = float(job["timeLimit"]) + self.kill_grace
+        worker.busy_with = job.request_id
+        deadline = job.time_limit + self.kill_grace
         t0 = time.monotonic()
         future = loop.run_in_executor(self._threads, exchange, worker, job, deadline)
         # The worker goes back to the pool (or is replaced) when its exchange ends, even if the
@@ -375,7 +371,7 @@ class LayoutPool:
         future.add_done_callback(lambda f: self._release(worker, f, time.monotonic() - t0))
         return await asyncio.shield(future)
 
-    def _release(self, worker: Worker, future: asyncio.Future[dict[str, Any]], seconds: float) -> None:
+    def _release(self, worker: Worker, future: asyncio.Future[Outcome], seconds: float) -> None:
         request = worker.busy_with
         worker.busy_with = None
         self.mean_job_seconds += 0.2 * (seconds - self.mean_job_seconds)
@@ -383,7 +379,7 @@ class LayoutPool:
             self._lost(worker, "crash", f"request {request}: {future.exception()}")
             return
         outcome = None if future.cancelled() else future.result()
-        if outcome is not None and outcome.get("kind") == "memory":
+        if isinstance(outcome, Failed) and outcome.kind == "memory":
             self._lost(worker, "memory", f"request {request} ran out of memory")
         elif self.recycle_mb > 0 and (peak := peak_rss_mb(worker.pid)) > self.recycle_mb:
             self._lost(worker, "recycle", f"peak resident memory {peak:.0f} MB > {self.recycle_mb} MB")

@@ -12,8 +12,9 @@ import pytest
 
 from adcore.wasm.encode import F64, ModuleBuilder
 from adcore.wasm.libm import LIBM, add_libm, dependency_closure, libm_module, public_names
-from adcore.wasm.libm_oracle import c99_special, edge_points, reference, sample_points, ulp_distance
 from adcore.wasm.runtime import Instance
+
+from .libm_oracle import c99_special, edge_points, reference, sample_points, ulp_distance
 
 NAMES = public_names()
 POINTS = 3000

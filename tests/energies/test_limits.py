@@ -171,11 +171,16 @@ def test_strings_and_paths_doubled_again_and_again_are_refused():
     assert "the joined path's commands is 131,072, above the limit of 100,000" in error.message
 
 
-def test_a_shapes_points_are_bounded():
-    style = CANVAS + "forall Set s {\n  s.p = Polygon { points: repeat(20000, (1, 2)) }\n}\n"
+def test_a_shapes_points_and_path_commands_are_bounded():
+    style = CANVAS + 'forall Set s {\n  s.p = Path { d: pathFromPoints("open", repeat(6000, (1, 2))) }\n}\n'
     error = refusal("Set A", style)
-    assert "`A`.p.points has 20,000 points, above the limit of 5,000" in error.message
-    assert (error.line, error.column) == (6, 19)
+    assert "`A`.p.d has 6,000 path commands, above the limit of 5,000" in error.message
+    assert (error.line, error.column) == (6, 16)  # the property's name
+    # (a Style's lists stop at repeat's 100,000 numbers, below the 50,000 points of a shape)
+    from energies.limits import MAX_SHAPE_POINTS
+    from energies.style.shapes import SIZE_LIMITS, PropType
+
+    assert SIZE_LIMITS[PropType.PT_LIST] == (MAX_SHAPE_POINTS, "points") and MAX_SHAPE_POINTS == 50_000
 
 
 @pytest.mark.parametrize(

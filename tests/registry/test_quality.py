@@ -182,3 +182,20 @@ def test_satisfied_among_satisfiable_is_counted_apart() -> None:
         "b": "1: style:7:3: ensure onCanvas(`B`.icon) can never be satisfied",
         "c": "0",
     }
+
+
+def test_without_a_penrose_reference_the_report_says_so_and_how_to_give_one(tmp_path) -> None:
+    from registry.report import write_reports
+
+    ours = [ok("mine/a", 0.0, compileMs=1.0, optimizeMs=1.0), ok("mine/b", 2.0, 1)]
+    theirs = [ok("registry/x", 1.0)]  # a reference for other trios only
+    for penrose in (theirs, []):
+        line = headline(pair_rows(ours, penrose))
+        assert line.startswith("No Penrose reference for these trios") and "--penrose-results" in line
+        assert "on 0, the same on 0" not in line and "median –" not in line
+        assert "every constraint on 1 of the 2 trios that ran" in line
+        write_reports(ours, penrose, tmp_path)
+        md = (tmp_path / "report.md").read_text()
+        assert "No Penrose reference" in md and "--penrose-results" in md
+        for chart in ("scatter.svg", "ratios.svg"):
+            assert "no Penrose reference" in (tmp_path / chart).read_text()

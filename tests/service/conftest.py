@@ -42,3 +42,28 @@ def browser() -> Iterator[object]:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         yield browser
         browser.close()
+
+
+@pytest.fixture(scope="module")
+def context(browser, live_server):
+    """A 1280x800 browser context on the live server (downloads and the clipboard allowed)."""
+    # the page's CSP forbids eval, which Playwright's wait_for_function uses: the tests bypass it
+    context = browser.new_context(
+        viewport={"width": 1280, "height": 800}, accept_downloads=True, bypass_csp=True
+    )
+    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=live_server)
+    yield context
+    context.close()
+
+
+@pytest.fixture
+def page(context, live_server):
+    """The playground, opened; the test fails if the page raised an error meanwhile."""
+    page = context.new_page()
+    page.set_default_timeout(60_000)
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(f"{live_server}/")
+    yield page
+    page.close()
+    assert not errors, errors

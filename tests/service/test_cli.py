@@ -41,7 +41,7 @@ def test_render_trio_file_writes_svg_and_report(tmp_path):
     assert len(root.findall(f".//{SVG_NS}circle")) == 4
     rep = json.loads(report.read_text())
     assert rep["status"] == "EPConverged"
-    assert {"compile", "optimize", "render", "total"} <= rep["timings"].keys()
+    assert {"compile", "optimize", "render", "total"} <= rep["timingsMs"].keys()
     assert "\r" not in done.stderr  # no progress line when stderr is not a terminal
 
 
@@ -334,3 +334,54 @@ def test_start_processes_reach_the_layout_and_change_only_its_time(tmp_path, mon
     assert (tmp_path / "1.svg").read_bytes() == (tmp_path / "2.svg").read_bytes()
     reports = [json.loads((tmp_path / f"{n}.json").read_text()) for n in ("1", "2")]
     assert reports[0]["portfolio"] == reports[1]["portfolio"]
+
+
+def run_url(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    import os
+
+    clean = {
+        k: v for k, v in os.environ.items() if k not in ("PENROSE_SERVER", "PENROSE_HOST", "PENROSE_PORT")
+    }
+    trio = str(EXAMPLES_DIR / "sets.trio.json")
+    return subprocess.run(
+        [sys.executable, "-m", "service", "url", trio, *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**clean, **env},
+    )
+
+
+def test_url_follows_the_server_and_says_which_it_used():
+    # where `serve` listens by default, with the same environment
+    done = run_url({"PENROSE_PORT": "9123"})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("http://127.0.0.1:9123/diagrams/svg/")
+    assert "serve's default, from $PENROSE_PORT" in done.stderr
+    done = run_url({"PENROSE_HOST": "0.0.0.0"})  # listening everywhere: reached on this machine
+    assert done.stdout.startswith("http://127.0.0.1:8000/diagrams/svg/") and "$PENROSE_HOST" in done.stderr
+    done = run_url({"PENROSE_SERVER": "https://diagrams.example/", "PENROSE_PORT": "9123"})
+    assert done.stdout.startswith("https://diagrams.example/diagrams/svg/")
+    assert "$PENROSE_SERVER" in done.stderr
+    done = run_url({"PENROSE_SERVER": "https://a.example"}, "--server", "http://b.example:81")
+    assert done.stdout.startswith("http://b.example:81/diagrams/svg/") and "--server" in done.stderr
+
+
+def test_serve_help_shows_every_default(capsys):
+    from service.settings import Settings
+
+    with pytest.raises(SystemExit):
+        cli.main(["serve", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    d = Settings()
+    for option, default in [
+        ("--host", "127.0.0.1"),
+        ("--port", "8000"),
+        ("--workers", str(d.workers)),
+        ("--time-limit", f"{d.time_limit:g}"),
+        ("--max-body-bytes", str(d.max_body_bytes)),
+        ("--start-processes", str(d.start_processes)),
+    ]:
+        said = text.split(f"{option} ")[-1]  # the option's own help, after its usage line
+        assert re.match(rf"\S* ?[^-]*default[^-]*\b{re.escape(default)}\b", said), (option, said[:120])

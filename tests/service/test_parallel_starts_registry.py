@@ -17,7 +17,7 @@ pytestmark = pytest.mark.skipif(not HAS_REGISTRY, reason="needs ../shared regist
 
 
 def comparable(report: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in report.items() if k not in ("timings", "cacheHit")}
+    return {k: v for k, v in report.items() if k not in ("timingsMs", "cached")}
 
 
 @pytest.fixture

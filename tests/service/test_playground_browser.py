@@ -33,29 +33,6 @@ def shot(page, name: str) -> None:
         page.screenshot(path=str(Path(SCREENSHOTS) / f"{name}.png"))
 
 
-@pytest.fixture(scope="module")
-def context(browser, live_server):
-    # the page's CSP forbids eval, which Playwright's wait_for_function uses: the tests bypass it
-    context = browser.new_context(
-        viewport={"width": 1280, "height": 800}, accept_downloads=True, bypass_csp=True
-    )
-    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=live_server)
-    yield context
-    context.close()
-
-
-@pytest.fixture
-def page(context, live_server):
-    page = context.new_page()
-    page.set_default_timeout(60_000)
-    errors: list[str] = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.goto(f"{live_server}/")
-    yield page
-    page.close()
-    assert not errors, errors
-
-
 def wait_rendered(page) -> None:
     page.wait_for_function("document.getElementById('status').textContent.startsWith('rendered in')")
 
@@ -183,6 +160,8 @@ def test_an_error_is_located_and_the_diagram_marked_stale(page):
     assert bad.count() == 1
     assert "render failed" in page.inner_text("#stale")
     assert "stale" in page.get_attribute("#diagram", "class")
+    # the live line says the same as the status, never "laying out" nor the last layout's "done"
+    assert page.inner_text("#live-text").startswith("no layout: the trio has an error")
     # clicking the message puts the cursor on the offending line
     page.click("#errors a.diagnostic")
     assert page.locator("#substance .cm-activeLine").inner_text() == bad.inner_text()
@@ -336,7 +315,7 @@ def test_a_dragging_constraint_holds_the_shape_on_its_line(page):
 def test_a_third_editor_goes_live_at_once_and_a_busy_server_still_renders(context, live_server):
     # the server holds 2 live sessions: two editors rest after their layouts, a third takes the
     # longest-resting one's session at once; when both are laying out, it renders without frames
-    from .test_live import command, open_stream
+    from .http.test_live import command, open_stream
 
     pages = [context.new_page() for _ in range(3)]
     busy = []

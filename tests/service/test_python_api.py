@@ -51,3 +51,63 @@ def test_render_file_inlines_local_images_only_from_the_trio_folder(tmp_path):
     unsafe = service.render_file(folder / "t.trio.json", variation="v", safe_svg=False).svg
     assert unsafe.count('href="data:image/png;base64,') == 2
     assert unsafe.count('href="../outside.png"') == 2  # Penrose's passthrough, still never read
+
+
+def test_the_package_lists_its_public_api():
+    from energies.lang.errors import DiagramError
+
+    public = {
+        "render_file",
+        "render_trio",
+        "load_trio",
+        "Rendering",
+        "DiagramError",
+        "TrioError",
+        "LayoutError",
+    }
+    assert public <= set(dir(service)) and public <= set(service.__all__)
+    assert service.DiagramError is DiagramError
+    for name in service.__all__:
+        assert getattr(service, name) is not None
+    try:
+        service.render_trio("type Set", "Set A", "forall Set s { s.c = Circle { } }")
+    except service.DiagramError as e:  # what a notebook catches, from the package itself
+        assert e.source == "style" and "canvas.width" in str(e)
+    else:
+        raise AssertionError("an unknown name in the Style must raise DiagramError")
+
+
+def test_render_file_names_warnings_as_the_cli_does(tmp_path):
+    files = {
+        "t.domain": "type Set",
+        "t.substance": "Set A",
+        "t.style": "canvas {\n  width = 100\n  height = 100\n}\n"
+        "forall Set s {\n  s.c = Circle { strokeWidht: 3 }\n}\n",
+    }
+    folder = tmp_path / "m7"
+    trio = write_trio(
+        folder, "t", {"domain": "t.domain", "substance": "t.substance", "style": "t.style"}, files
+    )
+    warnings = service.render_file(trio, variation="v").warnings
+    said = [w for w in warnings if "strokeWidht" in w]
+    assert said and said[0].startswith(f"{folder / 't.style'}:6:")
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "service",
+            "render",
+            str(trio),
+            "-o",
+            str(tmp_path / "x.svg"),
+            "--variation",
+            "v",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert f"warning: {said[0]}" in done.stderr

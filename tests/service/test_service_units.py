@@ -15,7 +15,7 @@ from service.http.diagrams import negotiate
 from service.http.result_cache import ResultCache, request_key
 from service.jsonable import finite_or_none
 from service.settings import settings_from_env
-from service.workers.layout_job import diagnostics_of, run_layout
+from service.workers.layout_job import diagnostics_of, run_layout, wire
 
 
 def test_negotiate_respects_media_types_and_quality():
@@ -81,27 +81,27 @@ def test_diagnostics_are_deduplicated_by_place_and_message():
     one = DiagramError("style", 3, 5, "unknown constraint foo", "x\n^")
     other = DiagramError("style", 4, 1, "bad")
     diags = diagnostics_of(DiagramErrors([one, one, other, one]))
-    assert [(d["line"], d["message"]) for d in diags] == [(3, "unknown constraint foo"), (4, "bad")]
+    assert [(d.line, d.message) for d in diags] == [(3, "unknown constraint foo"), (4, "bad")]
 
 
 def test_run_layout_classifies_outcomes():
     trio = example("vectors")
     job = {"domain": trio.domain, "substance": trio.substance, "style": trio.style, "timeLimit": 10}
     ok = run_layout({**job, "variation": trio.variation})
-    assert ok["ok"] and ok["svg"].startswith("<svg")
-    json.dumps(ok, allow_nan=False)  # the worker's answer is plain JSON
+    assert ok.ok and ok.svg.startswith("<svg")
+    json.dumps(wire(ok), allow_nan=False)  # the worker's answer is plain JSON
     bad = run_layout({**job, "substance": "Vector u\nOrthogonal(u, nope)\n"})
-    assert bad["kind"] == "diagram" and bad["diagnostics"][0]["source"] == "substance"
+    assert bad.kind == "diagram" and bad.diagnostics[0].source == "substance"
     arrow = run_layout({**job, "style": trio.style.replace('"straight"', '"zigzag"')})
-    assert arrow["kind"] == "render" and "zigzag" in arrow["message"]
+    assert arrow.kind == "render" and "zigzag" in arrow.message
 
 
 def test_run_layout_is_safe_unless_the_job_says_unsafe():
     trio = example("sets")
     style = trio.style + '\nforall Set s {\n  s.h = Circle { onclick: "alert(1)" }\n}\n'
     job = {"domain": trio.domain, "substance": trio.substance, "style": style, "timeLimit": 10}
-    assert "onclick" not in run_layout(job)["svg"]
-    assert 'onclick="alert(1)"' in run_layout({**job, "unsafeSvg": True})["svg"]
+    assert "onclick" not in run_layout(job).svg
+    assert 'onclick="alert(1)"' in run_layout({**job, "unsafeSvg": True}).svg
 
 
 def test_the_unsafe_setting_is_read_as_a_flag(monkeypatch):
@@ -116,7 +116,9 @@ def test_the_unsafe_setting_is_read_as_a_flag(monkeypatch):
         monkeypatch.setenv("PENROSE_UNSAFE_SVG", raw)
         assert settings_from_env().unsafe_svg is expected
     monkeypatch.setenv("PENROSE_UNSAFE_SVG", "maybe")
-    with pytest.raises(ValueError, match="PENROSE_UNSAFE_SVG must be"):
+    with pytest.raises(
+        ValueError, match="PENROSE_UNSAFE_SVG must be 1/true/yes/on or 0/false/no/off, got 'maybe'"
+    ):
         settings_from_env()
 
 
@@ -163,7 +165,7 @@ def mutated_trio(draw):
 def test_mutated_examples_never_end_as_internal_errors(job):
     # every broken program is the user's mistake: a located diagnostic, never a crash of ours
     outcome = run_layout(job)
-    assert outcome["ok"] or outcome["kind"] != "internal", outcome["message"]
+    assert outcome.ok or outcome.kind != "internal", outcome.message
 
 
 def test_a_layout_out_of_time_before_wasm_is_a_timeout_naming_the_phase():
@@ -172,8 +174,8 @@ def test_a_layout_out_of_time_before_wasm_is_a_timeout_naming_the_phase():
     style += "forall Set s {\n  s.t = Text { string: s.label }\n}\n"
     job = {"domain": "type Set", "substance": "Set s_i for i in [1, 15000]\nAutoLabel All", "style": style}
     outcome = run_layout({**job, "timeLimit": 0.3})
-    assert (outcome["kind"], outcome["status"]) == ("layout", "timeout")
-    assert outcome["message"].startswith("the layout exceeded its time limit of 0.3 s while ")
+    assert (outcome.kind, outcome.status) == ("layout", "timeout")
+    assert outcome.message.startswith("the layout exceeded its time limit of 0.3 s while ")
 
 
 def test_an_energy_wasm_cannot_compile_is_a_layout_error_not_a_crash(monkeypatch):
@@ -186,23 +188,50 @@ def test_an_energy_wasm_cannot_compile_is_a_layout_error_not_a_crash(monkeypatch
     trio = example("sets")
     job = {"domain": trio.domain, "substance": trio.substance, "style": trio.style, "timeLimit": 10}
     outcome = run_layout({**job, "variation": "wasm-refused"})
-    assert (outcome["kind"], outcome["status"]) == ("layout", "optimize-error")
-    assert "too large to compile" in outcome["message"]
+    assert (outcome.kind, outcome.status) == ("layout", "optimize-error")
+    assert "too large to compile" in outcome.message
 
 
-def test_every_setting_but_the_kill_grace_is_read_from_its_variable(monkeypatch):
-    import dataclasses
+# The documented variables (docs/operations.md), typed as their settings: an independent list.
+VARIABLES = {
+    "PENROSE_WORKERS": ("workers", "7", 7),
+    "PENROSE_TIME_LIMIT": ("time_limit", "2.5", 2.5),
+    "PENROSE_MAX_BODY_BYTES": ("max_body_bytes", "7", 7),
+    "PENROSE_CACHE_ENTRIES": ("result_cache_entries", "7", 7),
+    "PENROSE_CACHE_BYTES": ("result_cache_bytes", "7", 7),
+    "PENROSE_KILL_GRACE": ("kill_grace", "2.5", 2.5),
+    "PENROSE_QUEUE": ("queue_limit", "7", 7),
+    "PENROSE_QUEUE_SECONDS": ("queue_seconds", "2.5", 2.5),
+    "PENROSE_MAX_TOTAL_BODY_BYTES": ("max_total_body_bytes", "7", 7),
+    "PENROSE_WORKER_MEMORY_MB": ("worker_memory_mb", "7", 7),
+    "PENROSE_WORKER_RECYCLE_MB": ("worker_recycle_mb", "7", 7),
+    "PENROSE_COMPILE_CACHE_DIR": ("compile_cache_dir", "/srv/cache", "/srv/cache"),
+    "PENROSE_COMPILE_CACHE_MB": ("compile_cache_mb", "7", 7),
+    "PENROSE_DIAGRAM_CACHE_MB": ("diagram_cache_mb", "7", 7),
+    "PENROSE_ENERGY_CACHE_MB": ("energy_cache_mb", "7", 7),
+    "PENROSE_MODULE_CACHE_MB": ("module_cache_mb", "7", 7),
+    "PENROSE_PARSE_CACHE_MB": ("parse_cache_mb", "7", 7),
+    "PENROSE_DRAIN_SECONDS": ("drain_seconds", "2.5", 2.5),
+    "PENROSE_LIVE_SESSIONS": ("live_sessions", "7", 7),
+    "PENROSE_LIVE_IDLE": ("live_idle", "2.5", 2.5),
+    "PENROSE_UNSAFE_SVG": ("unsafe_svg", "on", True),
+    "PENROSE_START_PROCESSES": ("start_processes", "7", 7),
+}
 
-    from service.settings import ENV, Settings
 
-    assert {f.name for f in dataclasses.fields(Settings)} - set(ENV) == {"kill_grace"}
-    values = {"int": "7", "float": "2.5", "bool": "on", "str": "/srv/cache"}
-    for f in dataclasses.fields(Settings):
-        if f.name in ENV:
-            monkeypatch.setenv(ENV[f.name], values[f.type])
+def test_every_setting_is_read_from_its_documented_variable(monkeypatch):
+    from service.settings import Settings
+
+    assert {field for field, _, _ in VARIABLES.values()} == set(Settings.model_fields)
+    for name, (_, raw, _) in VARIABLES.items():
+        monkeypatch.setenv(name, raw)
     s = settings_from_env()
-    want = {"int": 7, "float": 2.5, "bool": True, "str": "/srv/cache"}
-    read = [f for f in dataclasses.fields(Settings) if f.name in ENV]
-    assert {f.name: getattr(s, f.name) for f in read} == {f.name: want[f.type] for f in read}
+    assert {field: getattr(s, field) for field, _, _ in VARIABLES.values()} == {
+        field: value for field, _, value in VARIABLES.values()
+    }
+    assert Settings(workers=1).workers == 1  # explicit settings never read the environment
     monkeypatch.setenv("PENROSE_WORKERS", "")  # empty is unset
-    assert settings_from_env().workers == Settings.workers
+    assert settings_from_env().workers == Settings().workers == 2
+    monkeypatch.setenv("PENROSE_WORKERS", "two")
+    with pytest.raises(ValueError, match="PENROSE_WORKERS must be a whole number, got 'two'"):
+        settings_from_env()

@@ -9,8 +9,7 @@ import numpy as np
 import pytest
 
 from energies.library.functions import FUNCTIONS
-from energies.library.paths import PathBuilder, PathCmd, concat_paths, path_points, to_render_path
-from energies.shapes import Coord, Values
+from energies.library.paths import PathBuilder, PathCmd, concat_paths, concrete_path, path_points
 
 from .fn_support import Shape
 
@@ -48,9 +47,11 @@ def test_path_convention_and_rendering() -> None:
         PathCmd("Z", []),
     ]
     assert path_points(path) == [[0.0, 1.0], [4.0, 5.0]]
-    rendered = to_render_path(path)
-    assert rendered[1].args == (Values((2.0, 3.0, 10.0, 1.0, 0.0)), Coord(4.0, 5.0))
-    assert rendered[0].args == (Coord(0.0, 1.0),) and rendered[2].args == ()
+    assert [c.holds_values(0) for c in path] == [False, True, False]
+    with pytest.raises(ValueError, match="arc parameters must be 5 numbers, got 2"):
+        concrete_path([PathCmd("A", [[2.0, 3.0], [4.0, 5.0]])])
+    with pytest.raises(ValueError, match="a path point must be 2 numbers, got 3"):
+        concrete_path([PathCmd("L", [[2.0, 3.0, 4.0]])])
 
 
 def test_path_from_points_and_curves() -> None:

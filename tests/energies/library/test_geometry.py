@@ -14,7 +14,7 @@ from energies.library import bbox as B
 from energies.library.distance import BBoxApproximationWarning, shape_distance
 from energies.library.ellipses import quartic_real_roots
 from energies.library.geometry import GEOMETRIC_PROPS, ShapeQueryError
-from energies.library.paths import PathCmd
+from energies.library.paths import PathCmd, concrete_path
 from energies.library.polygons import convex_partition_indices, convex_partitions, signed_distance_polygon
 
 from .support import (
@@ -138,13 +138,9 @@ def test_path_arc_box_is_the_circle_of_its_major_radius() -> None:
     assert box_extent(B.bbox_of(Shape("Path", {"d": d}))) == pytest.approx((0, -4, 8, 4), abs=1e-6)
 
 
-def test_path_box_accepts_renderer_commands_and_rejects_bad_paths() -> None:
-    from energies.shapes import Coord, Values
-    from energies.shapes import PathCmd as DrawnCmd  # the renderer's, beside the library's PathCmd
-
-    d = [DrawnCmd("M", (Coord(1.0, 2.0),)), DrawnCmd("L", (Coord(5.0, -3.0),))]
+def test_path_box_of_concrete_commands_and_bad_paths() -> None:
+    d = concrete_path([PathCmd("M", [[1, 2]]), PathCmd("L", [[5, -3]])])  # as the renderer holds them
     assert box_extent(B.bbox_of(Shape("Path", {"d": d}))) == pytest.approx((1, -3, 5, 2))
-    _ = Values
     with pytest.raises(ShapeQueryError, match="start with M"):
         B.bbox_of(Shape("Path", {"d": [PathCmd("L", [[0.0, 0.0]])]}))
     with pytest.raises(ShapeQueryError, match="unsupported path command H"):

@@ -171,7 +171,7 @@ def test_a_job_past_the_memory_cap_is_a_memory_outcome():
         def hungry(*args, **kwargs):
             return bytearray(2**30)  # 1 GB, past the cap
         service.pipeline.render_trio = hungry
-        print(json.dumps(run_layout(json.loads(input()))))
+        print(run_layout(json.loads(input())).model_dump_json(by_alias=True))
     """
     job = {**example_body("vectors"), "timeLimit": 30.0, "requestId": "hog"}
     done = subprocess.run(

@@ -35,7 +35,7 @@ def test_json_report_describes_the_layout(client):
     report = r.json()
     svg_root(report["svg"])
     assert report["status"] == "EPConverged"
-    t = report["timings"]
+    t = report["timingsMs"]
     assert {"compile", "optimize", "render", "total"} <= t.keys()
     assert t["total"] >= t["compile"] + t["optimize"] > 0
     # graph: 5 vertices -> C(5,2)=10 disjointness constraints, 5 edges -> 5 length objectives
@@ -58,7 +58,7 @@ def test_style_list_is_joined_with_newlines(client):
     one = client.post("/diagrams", json=body, headers={"accept": "application/json"}).json()
     two = client.post("/diagrams", json=as_list, headers={"accept": "application/json"}).json()
     assert two["svg"] == one["svg"]
-    assert two["resultCached"] is True  # same joined text -> same cache key
+    assert two["cached"]["result"] is True  # same joined text -> same cache key
 
 
 def test_identical_requests_are_answered_from_the_result_cache(client):
@@ -66,13 +66,13 @@ def test_identical_requests_are_answered_from_the_result_cache(client):
     first = client.post("/diagrams", json=body, headers={"accept": "application/json"}).json()
     hits_before = metric(client, 'penrose_cache_hits_total{cache="result"}')
     second = client.post("/diagrams", json=body, headers={"accept": "application/json"}).json()
-    assert first["resultCached"] is False and second["resultCached"] is True
+    assert first["cached"]["result"] is False and second["cached"]["result"] is True
     assert second["svg"] == first["svg"]
     assert metric(client, 'penrose_cache_hits_total{cache="result"}') == hits_before + 1
     other = client.post(
         "/diagrams", json={**body, "variation": "cache-probe-2"}, headers={"accept": "application/json"}
     ).json()
-    assert other["resultCached"] is False and other["svg"] != first["svg"]
+    assert other["cached"]["result"] is False and other["svg"] != first["svg"]
 
 
 def metric(client, name: str) -> float:
@@ -274,11 +274,11 @@ def test_an_svg_answer_skips_the_goal_list_and_a_later_json_request_gets_it(clie
     assert svg.status_code == 200 and svg.headers["content-type"].startswith("image/svg+xml")
     # the cached SVG outcome has no goal list, so the JSON request lays the trio out again
     first = client.post("/diagrams", json=body, headers={"accept": "application/json"}).json()
-    assert first["resultCached"] is False
+    assert first["cached"]["result"] is False
     assert sum(g["name"].startswith("ensure disjoint") for g in first["goals"]) == 10  # C(5, 2)
     assert first["svg"] == svg.text
     again = client.post("/diagrams", json=body, headers={"accept": "application/json"}).json()
-    assert again["resultCached"] is True and again["goals"] == first["goals"]
+    assert again["cached"]["result"] is True and again["goals"] == first["goals"]
     assert client.post("/diagrams", json=body).text == svg.text  # SVG from the cached JSON outcome
 
 
@@ -353,3 +353,32 @@ def test_a_picture_answer_can_run_no_script_where_it_is_opened(client):
     policy = r.headers["content-security-policy"]
     assert "default-src 'none'" in policy and "script-src" not in policy  # no script source allowed
     assert r.headers["x-content-type-options"] == "nosniff"
+
+
+def test_the_json_report_says_why_per_goal_with_units_and_one_cache_field(client):
+    from service.examples import examples
+    from tests.service.test_diagnose import CONTAINS, DISJOINT, subset_pairs
+
+    trio = examples()["set-theory-domain/tree-venn"]
+    body = {
+        "domain": trio.domain,
+        "substance": trio.substance,
+        "style": trio.style.replace(CONTAINS, f"{CONTAINS}\n{DISJOINT}"),
+        "variation": trio.variation,
+    }
+    r = client.post("/diagrams", json=body, headers={"accept": "application/json"})
+    assert r.status_code == 200, r.text
+    report = r.json()
+    assert set(report["timingsMs"]) == {"compile", "optimize", "render", "total"}
+    assert report["cached"] == {"energy": report["cached"]["energy"], "result": False}
+    assert not {"timings", "cacheHit", "resultCached"} & set(report)
+    why = report["diagnosis"]
+    goals = why["goals"]
+    assert why["nViolated"] == report["nViolated"] == sum(g["kind"] == "constraint" for g in goals)
+    style_lines = body["style"].split("\n")
+    for g in goals:  # each constraint's line is the line of the Style that states its function
+        if g["kind"] == "constraint" and not g["implicit"]:
+            assert f"ensure {g['function']}(" in style_lines[g["line"] - 1]
+    assert {frozenset(goals[c["a"]]["substance"]) for c in why["conflicts"]} == subset_pairs()
+    again = client.post("/diagrams", json=body, headers={"accept": "application/json"}).json()
+    assert again["cached"]["result"] is True and again["diagnosis"] == why

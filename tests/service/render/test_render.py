@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from energies.shapes import Canvas, Color, Coord, PathCmd, Shape, Values, make_default_props, rng_for
+from energies.shapes import Canvas, Color, PathCmd, Shape, make_default_props, rng_for
 from energies.text.labels import measure_equation, measure_text
 from registry.svg_check import svg_problems
 from service.render.svg import RenderError, render_svg
@@ -143,9 +143,9 @@ def test_unknown_arrowhead_is_an_error_naming_the_shape():
 
 def test_path_data_flips_points_but_not_arc_parameters():
     commands = (
-        PathCmd("M", (Coord(0.0, 0.0),)),
-        PathCmd("A", (Values((5.0, 5.0, 0.0, 0.0, 1.0)), Coord(10.0, 10.0))),
-        PathCmd("C", (Coord(1.0, 2.0), Coord(3.0, 4.0), Coord(5.0, -6.0))),
+        PathCmd("M", [[0.0, 0.0]]),
+        PathCmd("A", [[5.0, 5.0, 0.0, 0.0, 1.0], [10.0, 10.0]]),
+        PathCmd("C", [[1.0, 2.0], [3.0, 4.0], [5.0, -6.0]]),
         PathCmd("Z"),
     )
     path = only(render(shape("Path", "p", d=commands)), "path")
@@ -154,11 +154,7 @@ def test_path_data_flips_points_but_not_arc_parameters():
 
 
 def test_path_with_arrowhead_is_grouped_with_its_marker():
-    root = render(
-        shape(
-            "Path", "p", d=(PathCmd("M", (Coord(0, 0),)), PathCmd("L", (Coord(9, 9),))), endArrowhead="line"
-        )
-    )
+    root = render(shape("Path", "p", d=(PathCmd("M", [[0, 0]]), PathCmd("L", [[9, 9]])), endArrowhead="line"))
     group = root.find(f"{SVG}g")
     path = group.find(f"{SVG}path")
     assert path.get("marker-end") == f"url(#{group.find(f'{SVG}marker').get('id')})"

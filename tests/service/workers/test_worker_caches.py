@@ -10,20 +10,21 @@ from typing import Any
 
 import pytest
 
+from service.workers.layout_job import Job, job_of, wire
 from service.workers.pool import WorkerConfig, exchange, start_worker, stop_worker
 from tests.service.service_support import example_body
 
 MiB = 2**20
 
 
-def job(name: str, i: int) -> dict[str, Any]:
-    return {**example_body(name), "requestId": f"cache-{i}", "timeLimit": 30.0}
+def job(name: str, i: int) -> Job:
+    return job_of({**example_body(name), "requestId": f"cache-{i}", "timeLimit": 30.0})
 
 
 def answers(config: WorkerConfig, names: list[str]) -> list[dict[str, Any]]:
     worker = start_worker(config)
     try:
-        return [exchange(worker, job(name, i), 60.0) for i, name in enumerate(names)]
+        return [wire(exchange(worker, job(name, i), 60.0)) for i, name in enumerate(names)]
     finally:
         stop_worker(worker)
 

@@ -167,3 +167,27 @@ def test_start_processes_fork_in_the_layout_worker_and_draw_the_same_svg():
             assert not children_of(worker)  # every start process reaped when the layout ended
     assert forked == [0, 2]
     assert svgs[0] == svgs[1]
+
+
+def test_a_worker_stopped_from_two_threads_at_once_closes_its_pipe_once():
+    # a recycle's helper thread and the pool's close can stop one worker together (CI saw EBADF)
+    from service.workers.pool import start_worker, stop_worker
+
+    worker = start_worker()
+    errors: list[BaseException] = []
+
+    def stop() -> None:
+        try:
+            stop_worker(worker)
+        except BaseException as e:  # noqa: BLE001 - any escape is the failure
+            errors.append(e)
+
+    threads = [threading.Thread(target=stop) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    worker.process.join(5)
+    assert errors == []
+    assert not worker.process.is_alive()
+    assert worker.conn.closed

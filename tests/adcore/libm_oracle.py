@@ -1,7 +1,8 @@
 """Accuracy checking for the Wasm libm: an mpmath oracle, ulp distances, and the test-point sets.
 
-Used by tests and benchmarks only (imports mpmath, a test dependency).  The oracle evaluates each
-function at high precision and rounds once to the nearest double: the correctly rounded result.
+Test support, also read by benchmarks/libm_accuracy.py; it lives with the tests because it imports
+mpmath, a test dependency, so the installed package never does. The oracle evaluates each function
+at high precision and rounds once to the nearest double: the correctly rounded result.
 """
 
 from __future__ import annotations
