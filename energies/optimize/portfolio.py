@@ -72,6 +72,9 @@ What bounds the work, all deterministic unless a time budget cuts in:
   constraints by the same squared sum (within ``AGREEMENT``) the portfolio stops (``"agreement"``);
   starts that end with other violations beside a common one are not unanimous. ``starts=1`` stays
   Penrose's single run;
+- structure: a structure start (first) that satisfies every constraint ends the portfolio: the
+  starts after it lay the large diagram out from random places, into the fold it avoids, each at
+  the cost of another whole layout;
 - ``seconds`` (optional) and the request's time limit: a start that would run past them is not
   begun, or stopped and discarded. Only then can a machine's speed change the layout; the result
   says so (``cut_short``).
@@ -152,7 +155,7 @@ class PortfolioResult:
     starts: list[StartSummary] = field(default_factory=list)
     cut_short: str | None = None  # why fewer than the allowed starts ran, when a clock decided it
     evaluations: int = 0  # by every start run, also those dropped
-    # "starts", "optimal", "agreement", "settled", "evaluations", "seconds" or "time-limit"
+    # "starts", "optimal", "structure", "agreement", "settled", "evaluations", "seconds" or "time-limit"
     stopped: str = "starts"
 
 
@@ -172,6 +175,11 @@ class Starts(Sequence[np.ndarray]):
 
     def __len__(self) -> int:
         return self.count
+
+    @property
+    def structured(self) -> bool:
+        """Whether start 0 is the diagram's structure start (known once a start has been read)."""
+        return self._structured is not None
 
     def __getitem__(self, k: int | slice) -> Any:
         if isinstance(k, slice):
@@ -284,6 +292,9 @@ def optimize_portfolio(
             limit, budget = max(limit, settings.unmet_starts), max(budget, settings.unmet_evaluations)
         if k >= limit:
             result.stopped = "starts"
+            return result
+        if k == 1 and isinstance(starts, Starts) and starts.structured and not _violated(best):
+            result.stopped = "structure"
             return result
         if (
             not objectives

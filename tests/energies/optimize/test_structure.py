@@ -144,3 +144,21 @@ def test_a_small_diagrams_stages_run_as_penroses() -> None:
 
     d = build_diagram(DOMAIN, path_substance(10), STAGED, "seed", ())
     assert all(stage.carry is None for stage in CompiledProblem(d, cache=None).stages)
+
+
+def test_a_structure_start_that_satisfies_every_constraint_is_the_only_start() -> None:
+    """The starts after a structure start lay the diagram out from random places: not worth another
+    whole layout once it satisfies every constraint. A small diagram keeps its portfolio."""
+    from energies.compile.problem import CompiledProblem
+    from energies.optimize.portfolio import PortfolioSettings, optimize_portfolio
+
+    settings = PortfolioSettings(starts=3)
+    large = build_diagram(DOMAIN, path_substance(structure.MIN_OBJECTS + 6), STAGED, "seed", ())
+    starts = portfolio_starts(large.unknowns, "seed", 3, large)
+    result = optimize_portfolio(CompiledProblem(large, cache=None), starts, settings=settings)
+    assert starts.structured and result.best.n_violated == 0
+    assert result.stopped == "structure" and [s.start for s in result.starts] == [0]
+    small = build_diagram(DOMAIN, path_substance(10), STAGED, "seed", ())
+    starts = portfolio_starts(small.unknowns, "seed", 3, small)
+    result = optimize_portfolio(CompiledProblem(small, cache=None), starts, settings=settings)
+    assert not starts.structured and result.stopped != "structure" and len(result.starts) > 1
