@@ -168,13 +168,13 @@ class Starts(Sequence[np.ndarray]):
     def __init__(
         self, unknowns: Unknowns, variation: str, count: int, diagram: Diagram | None = None
     ) -> None:
-        self.unknowns, self.variation, self.count, self.diagram = unknowns, variation, count, diagram
+        self.unknowns, self.variation, self.size, self.diagram = unknowns, variation, count, diagram
         self._made: dict[int, np.ndarray] = {}
         self._structured: np.ndarray | None = None
         self._decided = diagram is None or count < 2  # whether `_structured` is known (None: there is none)
 
     def __len__(self) -> int:
-        return self.count
+        return self.size
 
     @property
     def structured(self) -> bool:
@@ -183,10 +183,10 @@ class Starts(Sequence[np.ndarray]):
 
     def __getitem__(self, k: int | slice) -> Any:
         if isinstance(k, slice):
-            return [self[i] for i in range(*k.indices(self.count))]
+            return [self[i] for i in range(*k.indices(self.size))]
         if k < 0:
-            k += self.count
-        if not 0 <= k < self.count:
+            k += self.size
+        if not 0 <= k < self.size:
             raise IndexError(k)
         if not self._decided:
             assert self.diagram is not None
