@@ -451,6 +451,8 @@ class Culler:
         self.pending = 0.0  # seconds of sorting not yet charged to an evaluation
         self.step: float | None = None  # typical largest change of an unknown between evaluations
         self.moves: list[float] = []  # the last MOVES such changes
+        self.new_moves = False  # moves came since `step` was taken (it is taken when a box is sized:
+        # a median at every evaluation cost more than a small diagram's energy)
         self.last: np.ndarray | None = None
         self.strays = 0  # points outside the box in a row (set by the caller)
         self.off_until = FULL_FIRST  # evaluations before which the energy runs whole
@@ -486,7 +488,7 @@ class Culler:
         self.off_until = self.evaluations + FULL_FIRST
         self.backoff = BACKOFF
         self.center = None
-        self.step, self.moves, self.strays = None, [], 0
+        self.step, self.moves, self.strays, self.new_moves = None, [], 0, False
 
     def wants(self) -> bool:
         """Whether the next evaluation should be culled."""
@@ -500,7 +502,7 @@ class Culler:
         if self.last is not None and len(x) == len(self.last):
             self.moves.append(float(np.max(np.abs(x - self.last), initial=0.0)))
             del self.moves[:-MOVES]
-            self.step = float(np.median(self.moves))
+            self.new_moves = True
         self.last = x.copy()
         self.evaluations += 1
         if not culled:
@@ -535,6 +537,8 @@ class Culler:
         start = time.perf_counter()
         bounds = self._compiled_bounds()
         spread = float(np.ptp(x[varying])) if varying.any() else 1.0
+        if self.new_moves:
+            self.step, self.new_moves = float(np.median(self.moves)), False
         typical = self.step if self.step is not None else FIRST_RADIUS * spread
         scale = min(max(LIFE * typical, MIN_RADIUS * max(spread, 1.0)), MAX_RADIUS * max(spread, 1.0))
         radius = self.radius = np.where(varying, scale, 0.0)
