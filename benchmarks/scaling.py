@@ -266,7 +266,7 @@ def cell(rows: Sequence[Row] | None, timeout: float) -> dict[str, str]:
     if not ok:
         over = f"> {max(r.get('timeout', timeout) for r in rows):g}" if counts["timeout"] else "-"
         return {"total": over, "energy": "-", "violated": "-", "status": status}
-    energies = sorted(r["energy"] for r in ok)
+    energies = sorted(math.inf if r["energy"] is None else r["energy"] for r in ok)  # JSON has no inf
     energy = f"{statistics.median(energies):.4g}"
     if len(energies) > 1:
         energy += f" ({energies[0]:.4g} to {energies[-1]:.4g})"
