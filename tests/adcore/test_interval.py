@@ -13,7 +13,7 @@ from typing import Any
 
 import mpmath
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import adcore
@@ -186,15 +186,23 @@ POINT_OPS = {k: v for k, v in ALL_OPS.items() if k not in ZERO_SIGN_OPS}
 
 @settings(max_examples=60, deadline=None)
 @given(programs(POINT_OPS), st.lists(st.floats(-3.0, 3.0), min_size=N_INPUTS, max_size=N_INPUTS))
+@example(program=[("asin", (0,)), ("abs", (0,)), ("int", (0, 3))], x=[2.0, 0.0, 0.0])  # 2 > asin(2)
 def test_a_point_box_gives_the_value_itself(program, x) -> None:
     f = traced(program)
+    # A NaN on the way is "any value" to what follows (docs/interval.md: `2 > NaN` is false, but a
+    # range with a NaN end holds every value): past one, the result is only enclosed
+    steps = [interp(traced(program[: k + 1]))(x)[0] for k in range(len(program))]
+    exact = not any(math.isnan(v) for v in steps)
     for run, plain in ((interp(interval(f)), interp(f)), (adcore.compile(interval(f)), adcore.compile(f))):
         ranges = run([{"lo": v, "hi": v} for v in x])
         for r, v in zip(ranges, plain(x)):
             if math.isnan(v):
                 assert math.isnan(r["lo"]) and math.isnan(r["hi"])
-            else:
+            elif exact:
                 assert r["lo"] == v == r["hi"], (v, r)
+            else:
+                assert math.isnan(r["lo"]) or r["lo"] <= v, (v, r)
+                assert math.isnan(r["hi"]) or v <= r["hi"], (v, r)
 
 
 # -- exact points, by hand -------------------------------------------------------------------------------
