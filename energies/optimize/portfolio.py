@@ -158,18 +158,18 @@ class Starts(Sequence[np.ndarray]):
     milliseconds)."""
 
     def __init__(self, unknowns: Unknowns, variation: str, count: int) -> None:
-        self.unknowns, self.variation, self.count = unknowns, variation, count
+        self.unknowns, self.variation, self.size = unknowns, variation, count
         self._made: dict[int, np.ndarray] = {}
 
     def __len__(self) -> int:
-        return self.count
+        return self.size
 
     def __getitem__(self, k: int | slice) -> Any:
         if isinstance(k, slice):
-            return [self[i] for i in range(*k.indices(self.count))]
+            return [self[i] for i in range(*k.indices(self.size))]
         if k < 0:
-            k += self.count
-        if not 0 <= k < self.count:
+            k += self.size
+        if not 0 <= k < self.size:
             raise IndexError(k)
         if k not in self._made:
             u, seed = self.unknowns, f"{self.variation}\x00start {k}"
