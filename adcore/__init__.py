@@ -5,8 +5,9 @@
     interp(g)([2.0, 3.0])
 
 Functions are traced once into an IR (adcore.ir); forward mode (adcore.jvp), unzipping
-(adcore.unzip) and transposition (adcore.transpose) are IR-to-IR transformations, so derivatives
-of derivatives work. `interp` runs the IR in Python; `compile` runs it as WebAssembly.
+(adcore.unzip), transposition (adcore.transpose) and interval evaluation (`interval`: bounds of f
+over a box, adcore/intervals.py) are IR-to-IR transformations, so derivatives of derivatives work.
+`interp` runs the IR in Python; `compile` runs it as WebAssembly.
 
 This module is adcore's public surface: other packages import from it (and `adcore.math`) only.
 Besides the language it offers what libraries built on it need: `Compiled` (a compiled function with
@@ -36,6 +37,7 @@ from .errors import (
 )
 from .gc_pause import cyclic_gc_paused
 from .interpreter import interp
+from .intervals import interval
 from .loops import associative, fold, reduce, scan, segment_sum
 from .lru import LRU
 from .types import Bool, Dual, Int, Real, Scalar, StructT, Tan, Vec, VecT
@@ -115,6 +117,7 @@ __all__ = [
     "fn",
     "fold",
     "interp",
+    "interval",
     "jvp",
     "math",
     "neq",

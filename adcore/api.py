@@ -51,6 +51,20 @@ def dual_type(t: Type) -> Type:
     raise AdcoreTypeError(f"no dual type for {t!r}")
 
 
+def interval_type(t: Type, exact: bool) -> Type:
+    """The type of a range of values of type t (see adcore.interval): a Real becomes {"lo": Real,
+    "hi": Real}; an Int or a Bool stays itself where `exact` (parameters), else becomes a pair too
+    (results); arrays and structs keep their shape, so the IR leaves of a Real leaf are (lo, hi)."""
+    if isinstance(t, Scalar):
+        base = Real if t.name == "Real" else t
+        return StructT((("lo", base), ("hi", base))) if base is Real or not exact else base
+    if isinstance(t, VecT):
+        return VecT(t.n, interval_type(t.elem, exact))
+    if isinstance(t, StructT):
+        return StructT(tuple((k, interval_type(ft, exact)) for k, ft in t.fields))
+    raise AdcoreTypeError(f"no interval type for {t!r}")
+
+
 def tangent_mask(types: Sequence[Type]) -> tuple[bool, ...]:
     """Which leaves of the dual types of `types` are tangents (each follows its Real primal)."""
     return tuple(
@@ -120,6 +134,29 @@ class Fn:
         j.ir.linear_mask = tangent_mask(self.params)
         j.ir.linear_results = tangent_mask([self.ret])
         self.ir.custom_jvp = j.ir
+        self.ir.cache.clear()
+
+    @property
+    def interval(self) -> Fn | None:
+        """The interval rule replacing the derived one (adcore.interval), if set: a function over
+        `interval_type(p, exact=True)` per parameter returning `interval_type(ret, exact=False)`."""
+        r = self.ir.custom_interval
+        if r is None:
+            return None
+        return Fn(r, [interval_type(p, True) for p in self.params], interval_type(self.ret, False))
+
+    @interval.setter
+    def interval(self, rule: Fn) -> None:
+        want = [leaf for p in self.params for leaf in leaf_types(interval_type(p, True))]
+        got = [leaf for p in rule.params for leaf in leaf_types(p)]
+        ret = interval_type(self.ret, False)
+        if got != want or leaf_types(rule.ret) != leaf_types(ret):
+            raise AdcoreTypeError(
+                f"interval rule {rule.name} of {self.name}: expected signature "
+                f"({', '.join(repr(interval_type(p, True)) for p in self.params)}) -> {ret!r}, "
+                f"got ({', '.join(map(repr, rule.params))}) -> {rule.ret!r}"
+            )
+        self.ir.custom_interval = rule.ir
         self.ir.cache.clear()
 
 

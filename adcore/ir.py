@@ -98,6 +98,8 @@ class Function:
     - impl: an opaque function's Python implementation, on user-level values (`signature`).
     - signature: the user-level (param types, return type) of a function built by `fn`/`opaque`.
     - custom_jvp: leaf-level (x, dx per Real leaf, ...) -> (y, dy, ...), replacing derived JVPs.
+    - custom_interval: leaf-level (lo, hi per Real leaf, ...) -> (lo, hi per result leaf), replacing
+      the derived interval function (adcore.interval); like `custom_jvp`, set before transforming.
     - linear_mask: for functions linear in some parameters (jvp results, linear parts, custom
       JVPs): which parameters are tangents. None: no parameter is declared a tangent.
     - linear_results: with `linear_mask`, which results are tangents, when declared rather than
@@ -122,6 +124,7 @@ class Function:
         self.impl = impl
         self.signature = signature
         self.custom_jvp: Function | None = None
+        self.custom_interval: Function | None = None
         self.linear_mask: tuple[bool, ...] | None = None
         self.linear_results: tuple[bool, ...] | None = None
         self.cache: dict[Any, Any] = {}

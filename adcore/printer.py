@@ -15,7 +15,8 @@ def show_function(f: Function) -> str:
     rets = ", ".join(map(repr, f.result_types))
     head = f"fn {f.name}({params}) -> ({rets})"
     if f.body is None:
-        return head + " opaque" + (f"  -- jvp: {f.custom_jvp.name}" if f.custom_jvp else "")
+        rules = [f"{k}: {g.name}" for k, g in (("jvp", f.custom_jvp), ("interval", f.custom_interval)) if g]
+        return head + " opaque" + "".join(f"  -- {r}" for r in rules)
     lines = [head + " {"]
     _block(f.body, lines, 1)
     lines.append("}")

@@ -21,7 +21,10 @@ sizes would too), unless `--keep-going`.
 Each run is one JSON row of OUT/scaling.jsonl, appended as it finishes: series, n, variation,
 impl (ours | penrose), status (ok | timeout | error), error, compile_s (ours: parsing, matching,
 Style evaluation and energy compilation; Penrose: its compile()), optimize_s, total_s (through
-the SVG), wall_s (the child process as the parent saw it, including start-up and warm-up;
+the SVG), cpu_s (ours: the processor time of the render, every thread of the process; on a
+loaded machine the closest measure of what an idle one would take, as the layout is
+single-threaded but for Wasm compiles in the background), wall_s (the child process as the
+parent saw it, including start-up and warm-up;
 warm_up_s that warm-up), load1_start and load1 (the 1-minute load average before and after),
 energy, constraints, objectives, violated (constraints above 1e-3), peak_rss_mb (ours), starts
 (ours: portfolio starts run). The markdown table (OUT/scaling.md, also printed) has one line per
@@ -84,6 +87,7 @@ def child(spec: dict[str, Any]) -> Row:
         render(WARM_UP_N, "warm-up", spec["timeout"])
     row: Row = {"warm_up_s": time.perf_counter() - t0}
     t = trio(spec["series"], spec["n"], spec["variation"], spec["registry"])
+    cpu = time.process_time()
     try:
         r = render_trio(t.domain, t.substance, t.style, t.variation, time_limit=spec["timeout"])
     except Exception as e:  # the pipeline's LayoutError (status timeout | nan | ...) or DiagramError
@@ -96,6 +100,7 @@ def child(spec: dict[str, Any]) -> Row:
             compile_s=ms["compile"] / 1e3,
             optimize_s=ms["optimize"] / 1e3,
             total_s=ms["total"] / 1e3,
+            cpu_s=time.process_time() - cpu,
             energy=opt.energy,
             constraints=count_goals(r.diagram.goals, "constraint"),
             objectives=count_goals(r.diagram.goals, "objective"),
@@ -229,7 +234,8 @@ def brief(row: Row) -> str:
         return f"{head} ({str(row.get('error'))[:200]}) wall {row.get('wall_s', float('nan')):.1f} s"
     return (
         f"{head} total {row['total_s']:.2f} s (compile {row['compile_s']:.2f},"
-        f" optimize {row['optimize_s']:.2f}) energy {row['energy']:.4g} violated {row['violated']}"
+        f" optimize {row['optimize_s']:.2f}; CPU {row.get('cpu_s', float('nan')):.2f})"
+        f" energy {row['energy']:.4g} violated {row['violated']}"
         f" load {row['load1']:.2f}"
     )
 
@@ -260,7 +266,7 @@ def cell(rows: Sequence[Row] | None, timeout: float) -> dict[str, str]:
     if not ok:
         over = f"> {max(r.get('timeout', timeout) for r in rows):g}" if counts["timeout"] else "-"
         return {"total": over, "energy": "-", "violated": "-", "status": status}
-    energies = sorted(r["energy"] for r in ok)
+    energies = sorted(math.inf if r["energy"] is None else r["energy"] for r in ok)  # JSON has no inf
     energy = f"{statistics.median(energies):.4g}"
     if len(energies) > 1:
         energy += f" ({energies[0]:.4g} to {energies[-1]:.4g})"
@@ -275,10 +281,10 @@ def cell(rows: Sequence[Row] | None, timeout: float) -> dict[str, str]:
 def table(rows: Sequence[Row], timeout: float) -> str:
     by = groups(rows)
     lines = [
-        "| series | N | goals | ours compile s | ours optimize s | ours total s | ours energy "
+        "| series | N | goals | ours compile s | ours optimize s | ours total s | ours CPU s | ours energy "
         "| ours violated | ours RSS MB | ours status | Penrose total s | Penrose energy | Penrose violated "
         "| Penrose status |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for series, n in sorted({(s, n) for s, n, _ in by}, key=lambda k: (SERIES.index(k[0]), k[1])):
         ours, theirs = by.get((series, n, "ours")), by.get((series, n, "penrose"))
@@ -287,9 +293,11 @@ def table(rows: Sequence[Row], timeout: float) -> str:
         o, p = cell(ours, timeout), cell(theirs, timeout)
         compile_s, optimize_s = (median_of(ours or [], k) for k in ("compile_s", "optimize_s"))
         rss = median_of([r for r in ours or [] if r.get("peak_rss_mb")], "peak_rss_mb")
+        cpu = median_of(ours or [], "cpu_s")
         lines.append(
             f"| {series} | {n} | {count} | {'' if compile_s is None else f'{compile_s:.2f}'} "
-            f"| {'' if optimize_s is None else f'{optimize_s:.2f}'} | {o['total']} | {o['energy']} "
+            f"| {'' if optimize_s is None else f'{optimize_s:.2f}'} | {o['total']} "
+            f"| {'' if cpu is None else f'{cpu:.2f}'} | {o['energy']} "
             f"| {o['violated']} | {'' if rss is None else f'{rss:.0f}'} | {o['status']} | {p['total']} "
             f"| {p['energy']} | {p['violated']} | {p['status']} |"
         )

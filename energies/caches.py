@@ -84,19 +84,3 @@ class Caches:
 
 # A Caches a program uses when it passes none (the CLI, the Python API): one per process.
 PROCESS_CACHES = Caches()
-
-# NOTE for energies/compile/problem.py (owned by the Style/compile rewrite; three lines to change):
-# 1. `CompiledProblem.__init__` takes `disk_cache: str | None = None` beside `cache`, and passes
-#    `cache_dir=disk_cache, tier="auto" if disk_cache else "deferred"` to `Compiled`;
-# 2. the module global `DISK_CACHE` is deleted (service.pipeline then passes `caches.disk_dir`
-#    instead of setting it: see `service.pipeline._compile`);
-# 3. `CACHE` may stay as the default of `cache=` for direct callers, or go: Caches.energies is the
-#    pipeline's.
-# And for energies/expr.py's unbounded intern table (ids name signatures inside the keys of the
-# energy cache, so an id must never name two signatures): `_INTERN` becomes `LRU(INTERN_ENTRIES)`
-# (adcore.LRU, e.g. INTERN_ENTRIES = 1_000_000, about 100 MB of signature tuples at most) and ids
-# come from `itertools.count()`, which never restarts:
-#     found = _INTERN.get(sig)
-#     if found is None: found = next(_IDS); _INTERN.put(sig, found)
-# An evicted signature interned again gets a fresh id, so cached energies keyed by its old id just
-# stop matching; nothing is computed from a stale id.

@@ -13,6 +13,8 @@ from typing import Any, Literal
 
 import numpy as np
 
+from energies.expr import Hole, Path, instantiate
+from energies.grouping import first_appearance
 from energies.shapes.seedrandom import SeedRandom
 
 
@@ -23,6 +25,14 @@ class ShapeInstance:
     name: str
     kind: str
     props: dict[str, Any]
+
+
+@dataclass(eq=False)
+class HoleShape(ShapeInstance, Hole):
+    """A shape inside a template (`energies.expr`): it stands for the shape at `hole` of each row,
+    and its `props` are holes too, so library code computing on it builds a value over holes."""
+
+    hole: tuple[int, Path] = (0, ())
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,12 +89,13 @@ class Column:
     @staticmethod
     def of(values: Sequence[Any]) -> Column:
         """`values` row by row, each distinct object once (a shape met in many rows is one value;
-        the objects are alive, so their ids identify them), in the order of their ids."""
+        the objects are alive, so their ids identify them), in the order of their first row: not
+        of their ids, memory addresses that differ from run to run."""
         ids = np.fromiter(map(id, values), np.uint64, len(values))
         if len(ids) and (ids == ids[0]).all():  # one object in every row (a padding): no sort
             return Column.shared(values[0], len(ids))
-        _, first, index = np.unique(ids, return_index=True, return_inverse=True)
-        return Column([values[i] for i in first.tolist()], index.reshape(-1))
+        first, index = first_appearance(ids)
+        return Column([values[i] for i in first.tolist()], index)
 
 
 @dataclass(slots=True)
@@ -96,6 +107,11 @@ class GoalTable:
     as `GoalInstance`s they cost a Python object each (and 0.6 s to group into tables before
     compiling); as one table they are two index arrays. Order and numbering are the same as if
     the rows were written out one by one at the table's place in `Diagram.goals`.
+
+    A `templated` table's last column holds its arguments as one template (`energies.expr`) over
+    holes in the other columns, e.g. `[vdist(h0, h1) - 5]` with column 0 holding each row's
+    `x.center` and column 1 its `y.center`: row k's arguments are the template with its holes
+    filled by row k's column values.
     """
 
     kind: Literal["constraint", "objective"]
@@ -106,6 +122,7 @@ class GoalTable:
     where: Where = field(default_factory=Where)  # of the statement
     implicit: bool = False
     match_text: Callable[[int], str] | None = None  # each row's match (`x=A, y=B`), for messages
+    templated: bool = False  # the last column is a template over the others (see above)
 
     def __post_init__(self) -> None:
         if not self.columns:
@@ -120,8 +137,12 @@ class GoalTable:
     def __len__(self) -> int:
         return len(self.columns[0].index)
 
-    def args(self, row: int) -> list[Any]:
+    def column_values(self, row: int) -> list[Any]:
         return [c.values[int(c.index[row])] for c in self.columns]
+
+    def args(self, row: int) -> list[Any]:
+        values = self.column_values(row)
+        return list(instantiate(values[-1], values[:-1])) if self.templated else values
 
     def row(self, row: int) -> GoalInstance:
         return GoalInstance(
@@ -230,4 +251,8 @@ class Diagram:
     warnings: list[str] = field(default_factory=list)
     variation: str = ""
     exclude_warnings: tuple[str, ...] = ()  # the trio's excludeWarnings, for warnings found later
+    # pairs of Substance objects (their Penrose names, as in shape names `A`.icon) that a statement
+    # relates: a predicate's object arguments, a binding's object and arguments (starts that follow
+    # the Substance's structure, energies.optimize.structure)
+    relations: list[tuple[str, str]] = field(default_factory=list)
     cache: dict[str, Any] = field(default_factory=dict, repr=False)  # derived data (e.g. goal kinds)

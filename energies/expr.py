@@ -12,26 +12,42 @@ Three things happen to Nodes later:
 - `replay(value, inputs, consts)` rebuilds the value from traced slot values inside that function
   (a long list of plain slots, such as a polygon's points, also as one adcore array: `LoopList`);
 - `evaluate(value, x)` computes it on numbers (for rendering after optimization).
+
+A *template* is a value whose leaves may also be *holes* (`hole_node(column, path)`, and
+`Hole` for a whole shape): the Style's bulk evaluation computes a statement's arguments once
+over holes standing for "this path of the matched object", and `replay(..., holes=...)` or
+`instantiate` fills them in (with traced values inside a kind function, or with one match's own
+values). A hole's `path` leads from its column's value to the leaf: an int indexes a list or
+tuple, a str names a shape's property (or a dict's key, or a dataclass's field).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
-from adcore import binary, eager, unary
+from adcore import LRU, binary, eager, unary
 
-_INTERN: dict[tuple[Any, ...], int] = {}
+# Signature ids name signatures inside the keys of the energy cache, so an id must never name two
+# signatures: ids come from a counter that never restarts, and the table forgets the signatures
+# least recently used beyond INTERN_ENTRIES (a long-lived worker would otherwise keep every
+# signature it ever met). A signature interned again after that gets a new id, so cached energies
+# keyed by the old one just stop matching.
+INTERN_ENTRIES = 1_000_000  # about 100 MB of signature tuples at most
+_INTERN: LRU[tuple[Any, ...], int] = LRU(INTERN_ENTRIES)
+_IDS = itertools.count()
 
 
 def intern(sig: tuple[Any, ...]) -> int:
     """A small integer naming a signature (signatures nest, so hashing stays cheap)."""
     found = _INTERN.get(sig)
     if found is None:
-        found = _INTERN[sig] = len(_INTERN)
+        found = next(_IDS)
+        _INTERN.put(sig, found)
     return found
 
 
@@ -41,8 +57,9 @@ class UnknownBranchError(Exception):
 
 class Node:
     """op: "input" (static = slot), a primitive name ("add", "sin" ...), "select", "ipow"
-    (static = exponent), "call" (static = adcore Fn or `Deferred`; args = its arguments) or "part"
-    (static = path into a call's result)."""
+    (static = exponent), "call" (static = adcore Fn or `Deferred`; args = its arguments), "part"
+    (static = path into a call's result) or "hole" (static = (column, path), see the module
+    docstring)."""
 
     __adcore_lazy__ = True
     __slots__ = ("op", "args", "static")
@@ -186,6 +203,60 @@ def input_node(slot: int) -> Node:
     return Node("input", (), slot)
 
 
+Path = tuple[int | str, ...]
+
+
+def hole_node(column: int, path: Path) -> Node:
+    return Node("hole", (), (column, path))
+
+
+class Hole:
+    """A whole value of a hole column inside a template, standing for the value at `hole`
+    (`diagram.HoleShape`: a shape, e.g. `x.icon` in `disjoint(x.icon, y.icon)`)."""
+
+    hole: tuple[int, Path]
+
+
+def at_path(value: Any, path: Path) -> Any:
+    """The leaf of `value` that a hole's path leads to."""
+    for step in path:
+        if isinstance(step, int) or isinstance(value, dict):
+            value = value[step]
+        else:
+            props = getattr(value, "props", None)
+            value = props[step] if isinstance(props, dict) else getattr(value, step)
+    return value
+
+
+def hole_places(template: Any) -> dict[int, set[int | str] | None]:
+    """Per hole column a template reads: the first steps of its holes' paths (the places of the
+    column's value it reads), or None where a hole stands for the column's whole value."""
+    places: dict[int, set[int | str] | None] = {}
+    seen: set[int] = set()
+    stack = [template]
+    while stack:
+        v = stack.pop()
+        hole = v.static if isinstance(v, Node) and v.op == "hole" else v.hole if isinstance(v, Hole) else None
+        if hole is not None:
+            column, path = hole
+            read = places.setdefault(column, set())
+            if not path:
+                places[column] = None
+            elif read is not None:
+                read.add(path[0])
+        elif isinstance(v, Node):
+            if id(v) not in seen:  # a DAG: each node once
+                seen.add(id(v))
+                stack.extend(v.args)
+        elif isinstance(v, (list, tuple)):
+            stack.extend(v)
+        elif isinstance(v, dict):
+            stack.extend(v.values())
+        elif isinstance(getattr(v, "props", None), dict):
+            stack.extend(v.props.values())
+    return places
+
+
 def depends_on_unknowns(value: Any) -> bool:
     stack = [value]
     while stack:
@@ -202,7 +273,7 @@ def depends_on_unknowns(value: Any) -> bool:
 # -- signatures ---------------------------------------------------------------------------------------
 
 Sig = tuple[int, tuple[int, ...], tuple[float, ...]]  # (signature id, input slots, constants)
-PropsOf = Callable[[Any], Sequence[tuple[str, Any]] | None]
+PropsOf = Callable[[Any], tuple[str, Sequence[tuple[str, Any]]] | None]  # a shape's (kind, its props)
 
 
 def _no_shapes(value: Any) -> None:
@@ -256,6 +327,8 @@ class _Canonical:
             return ("l", tuple(self.value(e) for e in v))
         if isinstance(v, dict):
             return ("d", tuple((k, self.value(e)) for k, e in v.items()))
+        if isinstance(v, Hole):
+            return ("hole", v.hole)
         described = self.props_of(v)
         if described is not None:
             kind, props = described
@@ -277,7 +350,7 @@ class _Canonical:
             entry: tuple[Any, ...] = ("input", slot)
         else:
             static = id(node.static) if node.op == "call" else node.static
-            parts = []
+            parts: list[Any] = []
             for a in node.args:  # `value` inlined for the usual operands: this walk is hot
                 cls = a.__class__
                 if cls is Node:
@@ -383,21 +456,37 @@ def replay(
     consts: Iterator[Any],
     rebuild_shape: Callable[..., Any] | None = None,
     props_of: PropsOf = _no_shapes,
+    holes: Sequence[Any] = (),
 ) -> Any:
-    """Rebuild `value` with its slots taken, in signature order, from `inputs` and `consts`.
+    """Rebuild `value` with its slots taken, in signature order, from `inputs` and `consts`, and
+    its holes (a template's) from the values `holes` (one per hole column).
 
     `value` is the representative of its signature; the traversal is the one `signature` made, so
     the n-th slot lands where the n-th slot of every other value of that signature belongs.
     """
-    return _Replay(inputs, consts, rebuild_shape, props_of).value(value)
+    return _Replay(inputs, consts, rebuild_shape, props_of, holes).value(value)
+
+
+def instantiate(template: Any, holes: Sequence[Any]) -> Any:
+    """A template with its holes filled in by one match's own values (unknowns stay Nodes)."""
+    _, slots, consts = signature(template)
+    return replay(template, map(input_node, slots), iter(consts), holes=holes)
 
 
 class _Replay:
-    def __init__(self, inputs: Iterator[Any], consts: Iterator[Any], rebuild_shape: Any, props_of: PropsOf):
+    def __init__(
+        self,
+        inputs: Iterator[Any],
+        consts: Iterator[Any],
+        rebuild_shape: Any,
+        props_of: PropsOf,
+        holes: Sequence[Any] = (),
+    ):
         self.inputs = inputs
         self.consts = consts
         self.rebuild_shape = rebuild_shape
         self.props_of = props_of
+        self.holes = holes
         self.nodes: dict[int, Any] = {}
         self.input_values: dict[int, Any] = {}
 
@@ -406,6 +495,8 @@ class _Replay:
             return self.node(v)
         if isinstance(v, (bool, str)) or v is None:
             return v
+        if isinstance(v, Hole):
+            return at_path(self.holes[v.hole[0]], v.hole[1])
         if isinstance(v, (int, float, np.floating, np.integer)):
             return next(self.consts)
         if isinstance(v, (list, tuple)):
@@ -431,7 +522,7 @@ class _Replay:
             return dataclasses.replace(v, **{n: self.value(f) for n, f in zip(names, fields)})  # type: ignore[type-var]
         raise TypeError(f"cannot replay a value of type {type(v).__name__}")
 
-    def plain_pattern(self, v: Sequence[Any]) -> tuple[bool, ...] | None:
+    def plain_pattern(self, v: Sequence[Any]) -> tuple[bool | None, ...] | None:
         """For a list whose every element is a plain slot (True: an unknown read for the first
         time, False: a number), or a list of them in one pattern: that pattern (one entry for scalar
         elements, marked by a leading None); else None."""
@@ -462,7 +553,7 @@ class _Replay:
             elif kinds != pattern:
                 return None
         assert pattern is not None
-        return (None, *pattern) if scalar else tuple(pattern)  # type: ignore[return-value]
+        return (None, *pattern) if scalar else tuple(pattern)
 
     def loop_list(self, v: Sequence[Any], pattern: tuple[Any, ...]) -> LoopList:
         """The list of plain slots v as a LoopList: its slots are read (positions taken, unknowns
@@ -511,6 +602,9 @@ class _Replay:
             result = self.input_values[node.static]
             if result.__class__ is _Pending:  # read by a LoopList: made now
                 result = self.input_values[node.static] = self.inputs.source[result.position]  # type: ignore[attr-defined]
+        elif node.op == "hole":
+            column, path = node.static
+            result = at_path(self.holes[column], path)
         else:
             result = apply_op(node, [self.value(a) for a in node.args])
         self.nodes[id(node)] = result
@@ -599,5 +693,5 @@ def evaluate(value: Any, x: np.ndarray, memo: dict[int, Any] | None = None) -> A
         and depends_on_unknowns(_fields(value)[1])
     ):
         names, fields = _fields(value)
-        return dataclasses.replace(value, **{n: evaluate(f, x, memo) for n, f in zip(names, fields)})  # type: ignore[type-var]
+        return dataclasses.replace(value, **{n: evaluate(f, x, memo) for n, f in zip(names, fields)})
     return value

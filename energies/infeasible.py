@@ -1,6 +1,6 @@
 """Constraints no layout can satisfy because nothing they read can move.
 
-A constraint's kind table lists the unknowns each of its goals reads (``GoalKind.rows_in``). When
+A constraint's kind table lists the unknowns each of its goals reads (``GoalKind.reads``). When
 none of them varies in a stage, the constraint's gradient there is identically zero: no round of
 that stage can change its value. A constraint violated in the final layout that is fixed in every
 stage where it applies is infeasible by construction (the Style fixes every value it reads, e.g. a
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .diagram import GoalInstance, GoalTable
-from .optimize.optimizer import OptimizeResult
+from .optimize.optimizer import GoalReports, OptimizeResult
 
 if TYPE_CHECKING:  # energies.compile builds its stages with fixed_constraints
     from .compile.kinds import GoalKind
@@ -29,8 +29,8 @@ def fixed_constraints(kinds: Sequence[GoalKind], n_constraints: int, varying: np
     """For each constraint: True when it reads no input of ``varying`` (a bool mask over inputs)."""
     moves = np.zeros(n_constraints, bool)
     for kind in kinds:
-        if kind.goal == "constraint" and kind.rows_in.shape[1]:
-            moves[kind.goals] = varying[kind.rows_in].any(axis=1)
+        if kind.goal == "constraint" and kind.n_inputs:
+            moves[kind.goals] = kind.reads(varying)
     return ~moves
 
 
@@ -42,7 +42,11 @@ def infeasible_warnings(problem: Any, result: OptimizeResult) -> list[str]:
     if not result.infeasible:
         return []
     reads = _reads_unknowns(problem.kinds, len(problem.constraint_names))
-    values = result.goals.values[1]
+    goals = result.goals
+    if isinstance(goals, GoalReports):
+        values: Any = goals.values[1]  # an array, or the reports' values
+    else:
+        values = [g.value for g in goals if g.kind == "constraint"]
     # One message per Style line: a block's constraint fails alike in each of its matches.
     groups: dict[tuple[Any, ...], list[tuple[GoalInstance, float]]] = {}
     for i in result.infeasible:
@@ -85,7 +89,7 @@ def _reads_unknowns(kinds: Sequence[GoalKind], n_constraints: int) -> np.ndarray
     reads = np.zeros(n_constraints, bool)
     for kind in kinds:
         if kind.goal == "constraint":
-            reads[kind.goals] = kind.rows_in.shape[1] > 0
+            reads[kind.goals] = kind.n_inputs > 0
     return reads
 
 

@@ -30,6 +30,7 @@ from typing import Any, TextIO
 
 from energies.optimize.parallel_starts import available_cores
 from registry import report
+from registry.robustness import VARIATION_MARK
 from registry.runner import (
     DEFAULT_GRACE,
     Callbacks,
@@ -163,7 +164,7 @@ def with_variations(entries: Sequence[Entry], n: int) -> list[Entry]:
         out.append(e)
         if isinstance(e, TrioSpec):
             for i in range(1, n):
-                key = f"{e.key}{report.VARIATION_MARK}{i}"
+                key = f"{e.key}{VARIATION_MARK}{i}"
                 out.append(dataclasses.replace(e, key=key, variation=f"{e.variation}~{i}"))
     return out
 

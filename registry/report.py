@@ -11,7 +11,9 @@ Penrose's final constraint weight (:func:`compared_energies`). A run over severa
 variations (keys ``{key}@{i}``, see ``registry.bench --variations``) also reports, per trio, how
 often each system reached a *good* layout: one not worse than Penrose's median layout over the
 variations by the same rule (the reference row when Penrose did not run them here), and on which
-variations only one of the two did.
+variations only one of the two did, and on how many each system's layout is *clean* by Penrose's
+optimizer study's rule (:mod:`registry.robustness`), with every unclean variation of ours drawn
+beside a clean one of the same trio.
 
 The HTML inlines two charts drawn here as SVG: a log-log scatter of our total time against
 Penrose's, and a histogram of the ratios on a log scale (``report.md`` links the same charts as
@@ -32,12 +34,21 @@ from pathlib import Path
 from typing import Any
 
 from energies.optimize.optimizer import INIT_CONSTRAINT_WEIGHT, WEIGHT_GROWTH_FACTOR
+from registry.robustness import (
+    VARIATION_MARK,
+    TrioRobustness,
+    base_key,
+    constraint_sum,
+    robustness,
+    robustness_rows,
+    suffix_order,
+    total_line,
+)
 from service.trios import svg_name
 
 Row = dict[str, Any]
 TIMES = ("compileMs", "optimizeMs", "compileMs+optimizeMs", "renderMs", "totalMs")
 VIOLATION_TOLERANCE = 1e-3  # Penrose's results count a constraint violated above this
-VARIATION_MARK = "@"  # `{key}@{i}`: the trio `key` under its i-th derived variation
 Verdict = str  # "worse", "same" or "better"
 
 
@@ -138,10 +149,6 @@ def verdict(ours: Row | None, penrose: Row | None) -> Verdict | None:
     return "better" if a < b - margin else "same"
 
 
-def base_key(key: str) -> str:
-    return key.split(VARIATION_MARK, 1)[0]
-
-
 @dataclass(frozen=True)
 class VariationRate:
     key: str
@@ -158,10 +165,6 @@ class VariationRate:
 
 def _has_energy(row: Row) -> bool:
     return row.get("status") == "ok" and row.get("energy") is not None
-
-
-def _variation_order(suffix: str) -> int:
-    return int(suffix[len(VARIATION_MARK) :]) if suffix else 0
 
 
 def variation_rates(ours: Sequence[Row], penrose: Sequence[Row]) -> list[VariationRate]:
@@ -188,7 +191,7 @@ def variation_rates(ours: Sequence[Row], penrose: Sequence[Row]) -> list[Variati
         ours_only: tuple[str, ...] = ()
         penrose_only: tuple[str, ...] = ()
         if ran_here:
-            both = sorted(mine_good.keys() & theirs_good.keys(), key=_variation_order)
+            both = sorted(mine_good.keys() & theirs_good.keys(), key=suffix_order)
             ours_only = tuple(v for v in both if mine_good[v] and not theirs_good[v])
             penrose_only = tuple(v for v in both if theirs_good[v] and not mine_good[v])
         ours_good = sum(mine_good.values())
@@ -414,8 +417,8 @@ def headline(pairs: Sequence[Pair]) -> str:
 
 
 COMPARED = (
-    "energy", "totalMs", "optimizeMs", "compileMs", "maxConstrViolation", "nViolated", "nGradEvals",
-    "EProunds",
+    "energy", "totalMs", "optimizeMs", "compileMs", "maxConstrViolation", "nViolated", "constraintSum",
+    "nGradEvals", "EProunds",
 )  # fmt: skip
 PER_TRIO_HEADER = [
     "key",
@@ -502,6 +505,25 @@ def _caption(p: Pair) -> str:
     return f"{status}; energy {_fmt(p.ours['energy'])} against Penrose's {_fmt(p.penrose['energy'])}"  # type: ignore[index]
 
 
+def _unclean_gallery(items: Sequence[TrioRobustness], rows: dict[str, Row]) -> list[tuple[str, str | None]]:
+    """Every unclean variation's key, with a clean variation's key of the same trio (None if none)."""
+    return [
+        (i.key + bad, None if i.clean_example is None else i.key + i.clean_example)
+        for i in items
+        for bad in i.unclean
+        if i.key + bad in rows
+    ]
+
+
+def _clean_caption(row: Row) -> str:
+    """Status, Σ max(c, 0)², violated and infeasible counts."""
+    total, _ = constraint_sum(row)
+    parts = [_status(row), f"Σ max(c, 0)² {_fmt(total)}", f"{_fmt(row.get('nViolated'))} violated"]
+    if row.get("nInfeasible"):
+        parts.append(f"{row['nInfeasible']} infeasible")
+    return "; ".join(parts)
+
+
 def _md_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     def cell(text: str) -> str:
         return text.replace("|", "\\|")
@@ -540,12 +562,20 @@ def write_reports(
     (out_dir / "scatter.svg").write_text(scatter, encoding="utf-8")
     (out_dir / "ratios.svg").write_text(histogram, encoding="utf-8")
     tables = summary_tables(pairs)
+    notes: dict[str, str] = {}
+    robust = robustness(rows, penrose_rows)
+    if robust:
+        title = "Clean across variations (Penrose's optimizer study's rule)"
+        tables.append((title, Summary(*robustness_rows(robust))))
+        notes[title] = total_line(robust)
     rates = variation_rates(rows, penrose_rows)
     if rates:
         tables.append(("Good layouts across variations", variation_table(rates)))
     trio_rows = per_trio_rows(pairs)
     worse = [p for p in pairs if verdict(p.ours, p.penrose) == "worse"]
     line = headline(pairs)
+    by_key = {row["key"]: row for row in rows}
+    unclean = _unclean_gallery(robust, by_key)
 
     def images(key: str) -> tuple[str | None, str | None]:
         ours = out_dir / "svg" / svg_name(key)
@@ -555,11 +585,25 @@ def write_reports(
             _link(theirs, out_dir) if theirs is not None and theirs.is_file() else None,
         )
 
+    def ours_only(key: str) -> str | None:
+        return images(key)[0]
+
     md = [f"# Registry benchmark: {len(rows)} trios", "", f"**{line}**", ""]
     for title, summary in tables:
-        md += [f"## {title}", "", _md_table(summary.header, summary.rows), ""]
+        md += [f"## {title}", ""] + ([notes[title], ""] if title in notes else [])
+        md += [_md_table(summary.header, summary.rows), ""]
     md += ["## Our totalMs against Penrose's", "", "![scatter](scatter.svg) ![ratios](ratios.svg)", ""]
     md += ["## Per trio", "", _md_table(PER_TRIO_HEADER, trio_rows), ""]
+    if unclean:
+        md += [f"## Unclean variations ({len(unclean)}), each beside a clean one of its trio", ""]
+        for bad, good in unclean:
+            cells = [
+                f"![{side}]({src})" if (src := ours_only(k)) else "(no SVG)"
+                for side, k in (("unclean", bad), ("clean", good))
+                if k is not None
+            ]
+            md.append(f"**{bad}** ({_clean_caption(by_key[bad])}) | {good or 'no clean variation'}\n")
+            md.append(" ".join(cells) + "\n")
     for title, shown in ((f"Worse than Penrose ({len(worse)})", worse), ("Gallery (ours | Penrose)", pairs)):
         md += [f"## {title}", ""]
         for p in shown:
@@ -579,9 +623,23 @@ def write_reports(
            f"<style>{style}</style></head><body><h1>Registry benchmark: {len(rows)} trios</h1>"
            f"<p class='headline'><b>{html.escape(line)}</b></p>"]  # fmt: skip
     for title, summary in tables:
-        doc.append(f"<h2>{html.escape(title)}</h2>{_html_table(summary.header, summary.rows)}")
+        note = f"<p>{html.escape(notes[title])}</p>" if title in notes else ""
+        doc.append(f"<h2>{html.escape(title)}</h2>{note}{_html_table(summary.header, summary.rows)}")
     doc.append(f"<h2>Our totalMs against Penrose's</h2><div class='g'>{scatter}{histogram}</div>")
     doc.append(f"<h2>Per trio</h2>{_html_table(PER_TRIO_HEADER, trio_rows)}")
+    if unclean:
+        doc.append(f"<h2>Unclean variations ({len(unclean)}), each beside a clean one of its trio</h2>")
+        for bad, good in unclean:
+            figures = "".join(
+                f"<figure><img src='{html.escape(src)}' alt='{html.escape(k)}'>"
+                f"<figcaption>{html.escape(k)}</figcaption></figure>"
+                if (src := ours_only(k))
+                else f"<figure>(no SVG)<figcaption>{html.escape(k)}</figcaption></figure>"
+                for k in (bad, good)
+                if k is not None
+            )
+            caption = html.escape(f"{bad} ({_clean_caption(by_key[bad])})")
+            doc.append(f"<h3 id='unclean-{html.escape(bad)}'>{caption}</h3><div class='g'>{figures}</div>")
     for title, shown, anchor in (
         (f"Worse than Penrose ({len(worse)})", worse, "worse-"),
         ("Gallery (ours | Penrose)", pairs, ""),

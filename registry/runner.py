@@ -137,6 +137,7 @@ def run_trio(
         "energy": opt.energy,
         "maxConstrViolation": opt.max_constraint_violation,
         "nViolated": opt.n_violated,
+        "constraintSum": opt.penalty,  # Σ max(c, 0)² over the last stage's constraints
         "nInfeasible": len(opt.infeasible),  # violated constraints nothing varying can change
         "infeasible": [w for w in r.warnings if "InfeasibleConstraintWarning" in w],
         "nVarying": len(r.diagram.unknowns.x0),

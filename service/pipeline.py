@@ -19,7 +19,7 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -35,6 +35,7 @@ from energies.optimize.parallel_starts import ParallelStarts
 from energies.optimize.portfolio import (
     PortfolioResult,
     PortfolioSettings,
+    most_starts,
     optimize_portfolio,
     portfolio_starts,
 )
@@ -148,9 +149,16 @@ class Rendering:
 def portfolio_settings(
     starts: int | None = None, seconds: float | None = None, processes: int | None = None
 ) -> PortfolioSettings:
-    """The multi-start settings of a request: the defaults, with what the caller gave."""
+    """The multi-start settings of a request: the defaults, with what the caller gave (a start count
+    given is the most starts the layout may take, also while its constraints are unmet)."""
     default = PortfolioSettings()
-    return PortfolioSettings(starts or default.starts, default.max_evaluations, seconds, processes or 1)
+    return replace(
+        default,
+        starts=starts or default.starts,
+        unmet_starts=starts or default.unmet_starts,
+        seconds=seconds,
+        processes=processes or 1,
+    )
 
 
 def render_trio(
@@ -288,7 +296,7 @@ def _lay_out(
     if observe is not None:
         problem = observe(problem)
     t1 = time.perf_counter()
-    starts = portfolio_starts(diagram.unknowns, variation, settings.starts)
+    starts = portfolio_starts(diagram.unknowns, variation, most_starts(settings), diagram)
     # A live session's observer sees every evaluation: its starts stay in this process.
     processes = settings.processes if observe is None else 1
     try:
@@ -330,12 +338,7 @@ def _lay_out(
 
 def _compile(diagram: Diagram, caches: Caches, time_limit: float) -> Any:
     """The diagram's problem, compiled with `caches`' energies and disk directory."""
-    # TRANSITIONAL: CompiledProblem takes no disk directory yet (the note at the end of
-    # energies/caches.py); once it does, this is `compile_problem(..., disk_cache=caches.disk_dir)`.
-    import energies.compile.problem as problem_module
-
-    problem_module.DISK_CACHE = caches.disk_dir
-    return compile_problem(diagram, time_limit=time_limit, cache=caches.energies)
+    return compile_problem(diagram, time_limit=time_limit, cache=caches.energies, disk_cache=caches.disk_dir)
 
 
 def render_file(path: str | Path, *, variation: str | None = None, **options: Any) -> Rendering:

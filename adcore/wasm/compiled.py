@@ -123,7 +123,21 @@ class Compiled:
         self.inputs[:] = [self._view(p.ty, a) for p, a in zip(ir.params, plan.param_addrs)]
         self.outputs[:] = [self._view(t, a) for t, a in zip(ir.result_types, plan.result_addrs)]
 
-    def _call_checking(self, *args: float | int) -> object:
+    def input(self, k: int) -> np.ndarray:
+        """Parameter k's array in the module's memory (look it up at each use: see the docstring)."""
+        view = self.inputs[k]
+        if view is None:
+            raise TypeError(f"parameter {k} of {self.ir.name} is not an array")
+        return view
+
+    def output(self, k: int) -> np.ndarray:
+        """Result k's array in the module's memory (look it up at each use: see the docstring)."""
+        view = self.outputs[k]
+        if view is None:
+            raise TypeError(f"result {k} of {self.ir.name} is not an array")
+        return view
+
+    def _call_checking(self, *args: float | int) -> Any:
         if self._deferred is not None:
             start = time.perf_counter()
             result = self._fast(*args)

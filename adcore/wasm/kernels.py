@@ -293,7 +293,7 @@ class LbfgsTwoLoop:
         self.g[...] = g
         self.head = (self.head - 1) % self.m
         self.count = min(self.count + 1, self.m)
-        return self._step(self.n, self.m, self.count, self.head, self.epsd)  # type: ignore[return-value]  # one f64
+        return self._step(self.n, self.m, self.count, self.head, self.epsd)  # one f64
 
 
 _kept = threading.local()

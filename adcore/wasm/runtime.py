@@ -462,8 +462,11 @@ class Instance:
         self.exports = self.instance.exports(self.store)
 
     def _import(self, h: HostFunction) -> wasmtime.Func:
+        # A FuncType is bound to the engine of its first use, and each tier has its own engine
+        # (`engine`): every instance gets a fresh copy of the type.
+        functype = wasmtime.FuncType(list(h.type.params), list(h.type.results))
         if not h.scalar:
-            return wasmtime.Func(self.store, h.type, h.call, access_caller=True)
+            return wasmtime.Func(self.store, functype, h.call, access_caller=True)
         params = [_VALKIND_FIELD[str(t)] for t in h.type.params]
         results = [_VALKIND_FIELD[str(t)] for t in h.type.results]
         call, single = h.call, len(results) == 1
@@ -487,7 +490,7 @@ class Instance:
         self._callbacks.append(raw)
         func = ffi.wasmtime_func_t()
         ffi.wasmtime_func_new_unchecked(
-            self.store._context(), h.type.ptr(), raw, None, _NO_FINALIZER, ctypes.byref(func)
+            self.store._context(), functype.ptr(), raw, None, _NO_FINALIZER, ctypes.byref(func)
         )
         return wasmtime.Func._from_raw(func)
 
@@ -632,7 +635,8 @@ class FastFunc:
         self._rearm = inst.time_limit is not None
         self._single_f64 = self.result_fields == ["f64"] and set(self.param_fields) <= {"f64"}
 
-    def __call__(self, *args: float | int) -> object:
+    def __call__(self, *args: float | int) -> Any:
+        """The export's one result (a number), None, or a list of its results."""
         if len(args) != len(self.param_fields):
             raise TypeError(f"{self.name}() takes {len(self.param_fields)} arguments, got {len(args)}")
         slots = self._slots

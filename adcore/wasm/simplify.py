@@ -34,8 +34,8 @@ from ..ir import LOOPS, Atom, Block, Eqn, Function, Lit, Var, callees, has_loop
 from ..prims import PURE
 from ..types import Int, Real, RefT, VecT
 
-INLINE_LIMIT = 60  # own equations of a callee inlined into loop bodies
-INLINE_BUDGET = 600  # equations a callee may expand to, its own inlined callees included
+INLINE_LIMIT = 400  # own equations of a callee inlined into loop bodies (a goal kind's distance function)
+INLINE_BUDGET = 4000  # equations a callee may expand to, its own inlined callees included
 UNROLL_LIMIT = 8  # iterations of a loop unrolled
 UNROLL_BUDGET = 4096  # equations an unrolled loop may expand to, nested unrolling included
 

@@ -73,7 +73,7 @@ def split_goals(goals: Sequence[Goal]) -> tuple[GoalList, GoalList]:
     parts: dict[str, list[Part]] = {"objective": [], "constraint": []}
     if GoalTable not in set(map(type, goals)):  # the usual case: C-level passes only
         for kind, same in parts.items():
-            run = [g for g in goals if g.kind == kind]
+            run = [g for g in goals if g.kind == kind and isinstance(g, GoalInstance)]
             if run:
                 same.append(run)
     else:

@@ -1,23 +1,35 @@
 """Grouping goals into kinds: one adcore function per kind, one table row per goal.
 
 Two goals are of one kind when they apply the same library function to arguments of the same
-structure (shape kinds, list lengths, expression shapes, strings), whatever their numbers. A kind
-reads its numbers from two tables: `rows_in` (which entries of the unknowns vector x) and
-`rows_c` (constants). This keeps the compiled energy proportional to the number of kinds.
+structure (shape kinds, list lengths, expression shapes, strings), whatever their numbers. This
+keeps the compiled energy proportional to the number of kinds.
+
+A kind's table is stored by *columns*, one per argument: row r of column c reads object
+`obj[r]` of that column, and an object is a distinct argument value abstracted once (its unknowns
+as entries of x in `slots[obj]`, its numbers in `consts[obj]`). A shape met by a thousand goals is
+one object, so a table of 500,000 pairs of 1,000 circles is two index arrays and two small object
+tables, not 500,000 rows of six slots each. The kind function receives each column's (inputs,
+constants) and rebuilds the arguments from the column's representative value (`expr.replay`).
+
+A *templated* table (the Style's bulk evaluation, `GoalTable.templated`) states its arguments as
+one value over *holes*: its last column holds that template (one object per table), the other
+columns the values the holes stand for (e.g. all the paths a block's statement reads from one
+selector variable's object). Its kind function rebuilds the hole columns, then the template with
+its holes filled in.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from itertools import chain
-from math import prod
 from typing import Any, Literal
 
 import numpy as np
 
 from ..diagram import GoalInstance, GoalTable
-from ..expr import Sig, signature
+from ..expr import Sig, SlotReader, replay, signature
+from ..grouping import first_appearance, row_codes, runs
 
 Memo = dict[int, Sig]  # signatures by object id, shared while the objects are alive
 
@@ -53,23 +65,92 @@ def rebuild_shape(original: Any, kind: str, props: dict[str, Any]) -> TracedShap
 
 
 @dataclass
+class KindColumn:
+    """One argument column of a kind's table (see the module docstring).
+
+    - obj: int32, one per row, each below `len(slots)`;
+    - slots: int32 (objects x width): the entries of x each object reads, in signature order;
+    - consts: float64 (objects x n_consts): each object's numbers, in signature order.
+    """
+
+    obj: np.ndarray
+    slots: np.ndarray
+    consts: np.ndarray
+
+    @property
+    def width(self) -> int:
+        return int(self.slots.shape[1])
+
+    @property
+    def n_consts(self) -> int:
+        return int(self.consts.shape[1])
+
+    @property
+    def n_objects(self) -> int:
+        return int(self.slots.shape[0])
+
+    def reads(self, mask: np.ndarray) -> np.ndarray:
+        """Per row: whether the row's object reads an entry of x where `mask` (bool over x) is set."""
+        per_object = mask[self.slots].any(axis=1) if self.width else np.zeros(self.n_objects, bool)
+        return per_object[self.obj]
+
+
+@dataclass
 class GoalKind:
     goal: Literal["constraint", "objective"]
     name: str
-    representative: GoalInstance
+    representative: GoalInstance  # a goal of the kind: its argument c is column c's representative
     signature: int
-    n_inputs: int
-    n_consts: int
-    goals: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # each row's goal, in its class
-    rows_in: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), np.int32))
-    rows_c: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+    goals: np.ndarray  # int64: each row's goal, numbered in its class (constraints or objectives)
+    columns: list[KindColumn]
+    templated: bool = False  # the last column is a template over holes in the others
 
     @property
     def n_rows(self) -> int:
         return len(self.goals)
 
+    @property
+    def n_inputs(self) -> int:
+        return sum(c.width for c in self.columns)
+
+    @property
+    def n_consts(self) -> int:
+        return sum(c.n_consts for c in self.columns)
+
+    @property
+    def rows_in(self) -> np.ndarray:
+        """Every row's slots, columns side by side (for inspection; the energy reads the columns)."""
+        parts = [c.slots[c.obj] for c in self.columns]
+        joined = np.concatenate(parts, axis=1) if parts else np.zeros((self.n_rows, 0))
+        return np.ascontiguousarray(joined, np.int32)
+
+    @property
+    def rows_c(self) -> np.ndarray:
+        parts = [c.consts[c.obj] for c in self.columns]
+        return np.ascontiguousarray(np.concatenate(parts, axis=1) if parts else np.zeros((self.n_rows, 0)))
+
+    def reads(self, mask: np.ndarray) -> np.ndarray:
+        """Per row: whether the goal reads an entry of x where `mask` is set."""
+        out = np.zeros(self.n_rows, bool)
+        for c in self.columns:
+            out |= c.reads(mask)
+        return out
+
     def structure(self) -> tuple[Any, ...]:
-        return (self.goal, self.name, self.signature, self.n_inputs, self.n_consts, self.n_rows)
+        shapes = tuple((c.n_objects, c.width, c.n_consts) for c in self.columns)
+        return (self.goal, self.name, self.signature, self.templated, shapes, self.n_rows)
+
+    def arguments(self, columns: Sequence[tuple[SlotReader, SlotReader]]) -> list[Any]:
+        """The goal's arguments rebuilt inside a kind function from each column's readers of its
+        traced (inputs, constants) vectors."""
+        values = [
+            replay(rep, ins, cs, rebuild_shape, props_of)
+            for rep, (ins, cs) in zip(self.representative.args[: len(columns) - self.templated], columns)
+        ]
+        if not self.templated:
+            return values
+        ins, cs = columns[-1]
+        return replay(self.representative.args[-1], ins, cs, rebuild_shape, props_of, values)
 
 
 def group_goals(goals: Sequence[GoalInstance], goal: str, memo: Memo | None = None) -> list[GoalKind]:
@@ -91,7 +172,7 @@ def group_goals(goals: Sequence[GoalInstance], goal: str, memo: Memo | None = No
     ids = np.fromiter(map(id, chain.from_iterable(arg_lists)), np.uint64, int(arity.sum()))
     # a large young list makes each garbage collection that `signature` triggers slow: drop it first
     del arg_lists
-    _, first_use, object_of = np.unique(ids, return_index=True, return_inverse=True)
+    first_use, object_of = first_appearance(ids)  # numbered by first use, not by address
     owner = np.searchsorted(offset, first_use, side="right") - 1  # the goal of each first use
     position = first_use - offset[owner]  # (a goal without arguments is never an owner)
     arguments = _Arguments([goals[k].args[p] for k, p in zip(owner.tolist(), position.tolist())], memo)
@@ -101,7 +182,7 @@ def group_goals(goals: Sequence[GoalInstance], goal: str, memo: Memo | None = No
     shape_code = np.fromiter(map(name_code.__getitem__, names), np.int64, len(goals))
     shape_code = shape_code * (int(arity.max()) + 1) + arity  # one code per (name, arity)
     kinds: list[GoalKind] = []
-    for members in _runs(shape_code):  # members ascending: the sort is stable
+    for members in runs(shape_code):  # members ascending: the sort is stable
         table = object_of[offset[members] + np.arange(arity[members[0]])[:, None]].T  # column-major
         kinds += arguments.kinds(goal, names[members[0]], members, table, goals.__getitem__)
     kinds.sort(key=lambda kind: int(kind.goals[0]))  # order of first appearance
@@ -121,6 +202,15 @@ def group_table(table: GoalTable, memo: Memo | None = None) -> list[GoalKind]:
     arguments = _Arguments(list(chain.from_iterable(lists)), memo)
     objects = np.stack([c.index.astype(np.int64) + first[id(c.values)] for c in table.columns]).T
     members = np.arange(len(table), dtype=np.int64)
+    if table.templated:  # a kind replays a templated row from its column values, not its arguments
+        return arguments.kinds(
+            table.kind,
+            table.name,
+            members,
+            objects,
+            lambda k: GoalInstance(table.kind, table.name, table.column_values(k)),
+            templated=True,
+        )
     return arguments.kinds(table.kind, table.name, members, objects, table.row)
 
 
@@ -128,43 +218,34 @@ def merge_kinds(kinds: list[GoalKind]) -> list[GoalKind]:
     """Kinds of equal structure joined into one (their tables concatenated), in order of first goal."""
     groups: dict[tuple[Any, ...], list[GoalKind]] = {}
     for kind in kinds:
-        groups.setdefault((kind.name, kind.signature, kind.n_inputs, kind.n_consts), []).append(kind)
+        widths = tuple((c.width, c.n_consts) for c in kind.columns)
+        groups.setdefault((kind.name, kind.signature, kind.templated, widths), []).append(kind)
     merged = [
         same[0]
         if len(same) == 1
         else replace(
             same[0],
             goals=np.concatenate([k.goals for k in same]),
-            rows_in=np.concatenate([k.rows_in for k in same]),
-            rows_c=np.concatenate([k.rows_c for k in same]),
+            columns=_stacked([k.columns for k in same]),
         )
         for same in groups.values()
     ]
     return sorted(merged, key=lambda kind: int(kind.goals[0]))
 
 
-def _runs(codes: np.ndarray) -> list[np.ndarray]:
-    """Indices of equal codes, one ascending array per distinct code."""
-    if len(codes) == 0 or (codes == codes[0]).all():  # one run: no sort (500,000 pairs of one kind)
-        return [np.arange(len(codes))]
-    order = np.argsort(codes, kind="stable")
-    ordered = codes[order]
-    cuts = np.flatnonzero(ordered[1:] != ordered[:-1]) + 1
-    return np.split(order, cuts)
-
-
-def _row_codes(rows: np.ndarray) -> np.ndarray:
-    """One int64 per row, equal exactly when the rows are equal (rows of non-negative ints)."""
-    if rows.shape[1] == 0:
-        return np.zeros(len(rows), np.int64)
-    radix = [int(r) for r in rows.max(axis=0) + 1]
-    if prod(radix) >= 2**63:  # mixed radix would overflow: number the distinct rows instead
-        return np.unique(rows, axis=0, return_inverse=True)[1].reshape(-1)
-    codes = np.zeros(len(rows), np.int64)
-    for column, r in zip(rows.T, radix):  # mixed radix, the last column varying fastest
-        codes *= r
-        codes += column
-    return codes
+def _stacked(tables: list[list[KindColumn]]) -> list[KindColumn]:
+    """Columns of several kinds of one structure as one: object tables stacked, indices shifted."""
+    out = []
+    for same in zip(*tables):
+        shift = np.cumsum([0] + [c.n_objects for c in same[:-1]])
+        out.append(
+            KindColumn(
+                np.concatenate([c.obj + np.int32(s) for c, s in zip(same, shift)]).astype(np.int32),
+                np.concatenate([c.slots for c in same]),
+                np.concatenate([c.consts for c in same]),
+            )
+        )
+    return out
 
 
 class _Slots:
@@ -174,28 +255,10 @@ class _Slots:
         self.width = np.fromiter(map(len, per_object), np.int64, len(per_object))
         self.start = np.cumsum(self.width) - self.width
         self.flat = np.fromiter(chain.from_iterable(per_object), dtype, int(self.width.sum()))
-        self.dense: dict[int, np.ndarray] = {}
 
-    def table(self, objects: np.ndarray) -> np.ndarray:
-        """One row per goal: the slots of its arguments (`objects`, one column each), in order.
-
-        `objects` is best column-major (a column of 500,000 goals is then one `take`)."""
-        # goals of one kind have arguments of one signature, hence the first row's widths
-        widths = self.width[objects[0]].tolist()
-        parts = [self._of_width(w).take(objects[:, c], axis=0) for c, w in enumerate(widths) if w]
-        if not parts:
-            return np.zeros((len(objects), 0), self.flat.dtype)
-        return np.concatenate(parts, axis=1) if len(parts) > 1 else parts[0]
-
-    def _of_width(self, w: int) -> np.ndarray:
-        """Each object's slots as a row of width w (zeros for objects of another width), so a
-        column of 500,000 goals is one gather of rows from a small matrix."""
-        found = self.dense.get(w)
-        if found is None:
-            found = self.dense[w] = np.zeros((len(self.width), w), self.flat.dtype)
-            same = np.flatnonzero(self.width == w)
-            found[same] = self.flat[self.start[same][:, None] + np.arange(w)]
-        return found
+    def rows(self, objects: np.ndarray, w: int) -> np.ndarray:
+        """The slots of `objects` (all of width w), one row each."""
+        return self.flat[self.start[objects][:, None] + np.arange(w)].reshape(len(objects), w)
 
 
 class _Arguments:
@@ -215,14 +278,15 @@ class _Arguments:
         members: np.ndarray,
         table: np.ndarray,
         goal_at: Callable[[int], GoalInstance],
+        templated: bool = False,
     ) -> list[GoalKind]:
         """Kinds of the goals `members` applying `name` to the objects in `table` (a row each)."""
         kinds = []
-        for rows in _runs(_row_codes(self.sig_of[table])):
+        for rows in runs(row_codes(self.sig_of[table])):
             if len(rows) < len(members):  # (one kind for all, the usual case, needs no copy)
-                kinds.append(self._kind(goal, name, goal_at, members[rows], table[rows]))
+                kinds.append(self._kind(goal, name, goal_at, members[rows], table[rows], templated))
             else:
-                kinds.append(self._kind(goal, name, goal_at, members, table))
+                kinds.append(self._kind(goal, name, goal_at, members, table, templated))
         return kinds
 
     def _kind(
@@ -232,17 +296,29 @@ class _Arguments:
         goal_at: Callable[[int], GoalInstance],
         members: np.ndarray,
         table: np.ndarray,
+        templated: bool,
     ) -> GoalKind:
-        rows_in = self.inputs.table(table)
-        rows_c = self.consts.table(table)
+        columns = []
+        for objects in table.T:  # (a column of one object, a shared padding, needs no sort)
+            if (objects == objects[0]).all():
+                used, obj = objects[:1], np.zeros(len(objects), np.int32)
+            else:
+                used, inverse = np.unique(objects, return_inverse=True)
+                obj = inverse.reshape(-1).astype(np.int32)
+            first = int(used[0])
+            columns.append(
+                KindColumn(
+                    obj,
+                    np.ascontiguousarray(self.inputs.rows(used, int(self.inputs.width[first])), np.int32),
+                    np.ascontiguousarray(self.consts.rows(used, int(self.consts.width[first])), np.float64),
+                )
+            )
         return GoalKind(
             goal,  # type: ignore[arg-type]
             name,
             goal_at(int(members[0])),
-            hash((name, *self.sig_of[table[0]].tolist())),
-            rows_in.shape[1],
-            rows_c.shape[1],
+            hash((name, *self.sig_of[table[0]].tolist(), *(("template",) if templated else ()))),
             members.astype(np.int64),
-            np.ascontiguousarray(rows_in, np.int32),
-            np.ascontiguousarray(rows_c, np.float64),
+            columns,
+            templated,
         )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -21,18 +21,18 @@ from ..diagram import Diagram
 from ..infeasible import fixed_constraints
 from ..limits import check_deadline
 from ..optimize.optimizer import GoalValues, StageSpec
+from ..optimize.structure import stage_carry
+from .culling import Culler, cullable
 from .energy import (
     energy_function,
     goal_gradients_function,
     kind_function,
+    table_arrays,
+    table_offsets,
     value_and_grad,
 )
 from .goal_list import GoalList, split_goals
 from .kinds import GoalKind, Memo
-
-# Where compiled energies' machine code is kept on disk (None: in memory only); a host program such
-# as the service's layout workers sets it, several processes may share one directory.
-DISK_CACHE: str | None = None
 
 
 @dataclass
@@ -40,6 +40,9 @@ class Functions:
     energy_and_grad: adcore.Fn
     goal_gradients: adcore.Fn | None = None
     kind_fns: list[adcore.Fn] | None = None
+    # per cullable kind, its bounds function (culling.bounds_function; None: it has no interval
+    # rule), traced when culling first sorts goals of that structure
+    bounds_fns: dict[int, adcore.Fn | None] = field(default_factory=dict)
     warnings: list[tuple[str, str]] = field(default_factory=list)  # (kind, text) raised while tracing
     wasm_bytes: int = 0  # the length of energy_and_grad's module, once built
 
@@ -60,7 +63,13 @@ CACHE: LRU[Any, Functions] = LRU(64, weight=functions_weight)
 
 class CompiledProblem:
     def __init__(
-        self, diagram: Diagram, *, time_limit: float | None = 60.0, cache: LRU[Any, Functions] | None = CACHE
+        self,
+        diagram: Diagram,
+        *,
+        time_limit: float | None = 60.0,
+        cache: LRU[Any, Functions] | None = CACHE,
+        culling: bool = True,
+        disk_cache: str | None = None,
     ):
         t0 = time.perf_counter()
         self.diagram = diagram
@@ -69,6 +78,7 @@ class CompiledProblem:
         self.objective_names = self.objectives.names
         self.constraint_names = self.constraints.names
         self.kinds: list[GoalKind] = goal_kinds(diagram, self.objectives, self.constraints)
+        self.table_starts = table_offsets(self.kinds)
         key = (self.n_inputs, tuple(k.structure() for k in self.kinds))
         found = cache.get(key) if cache is not None else None
         self.cache_hit = found is not None
@@ -98,8 +108,12 @@ class CompiledProblem:
         self.trace_seconds = time.perf_counter() - t0
         t1 = time.perf_counter()
         for kind in self.kinds:  # our own tables: checked once here instead of at every gather
-            if kind.rows_in.size and not (kind.rows_in.min() >= 0 and kind.rows_in.max() < self.n_inputs):
-                raise ValueError(f"goal table of {kind.name} indexes outside the {self.n_inputs} unknowns")
+            for column in kind.columns:
+                slots = column.slots
+                if slots.size and not (slots.min() >= 0 and slots.max() < self.n_inputs):
+                    raise ValueError(
+                        f"goal table of {kind.name} indexes outside the {self.n_inputs} unknowns"
+                    )
         # "deferred": most layouts call their energy a few hundred times, too few to repay Cranelift's
         # compile (adcore.Compiled optimizes it once its baseline calls have cost a part of that);
         # with a shared disk cache the optimized code is compiled once for every worker and replica
@@ -107,8 +121,8 @@ class CompiledProblem:
             found.energy_and_grad,
             time_limit=time_limit,
             bounds_checks=False,
-            cache_dir=DISK_CACHE,
-            tier="auto" if DISK_CACHE else "deferred",
+            cache_dir=disk_cache,
+            tier="auto" if disk_cache else "deferred",
         )
         if cache is not None and not self.cache_hit:  # weighed by its Wasm, which Compiled has built
             found.wasm_bytes = self.vg.wasm_bytes
@@ -116,17 +130,49 @@ class CompiledProblem:
         self.time_limit = time_limit
         self._write_tables(self.vg)
         self.wasm_seconds = time.perf_counter() - t1
-        self.stages = [self._stage(name) for name in diagram.stages]
+        carry = stage_carry(diagram)  # keeps a large structured diagram's objects together
+        self.stages = [replace(self._stage(name), carry=carry) for name in diagram.stages]
         self._active_stage: int | None = None
+        # the rows each kind lists: the current stage's (`_whole`), or those left in at the culler's
+        # box (`_box`: the lists and (c_obj, c_pen), what the goals left out contribute)
+        self._whole: list[np.ndarray] = []
+        self._box: tuple[list[np.ndarray], tuple[float, float]] | None = None
+        self.lists: list[np.ndarray] = []  # what the energy's memory holds: one of the two
+        self.counts = [0] * len(self.kinds)
+        self._listed = False  # whether `lists` are in the energy's memory
+        self.culled = (0.0, 0.0)
+        self.culler = (
+            Culler(self.kinds, found.kind_fns, found.bounds_fns, time_limit)
+            if culling and found.kind_fns is not None and any(map(cullable, self.kinds))
+            else None
+        )
         self.evaluations = 0
 
     # -- tables --------------------------------------------------------------------------------------
+    # The energy's parameters: x, weight, c_obj, c_pen, then each kind's tables (`energy.table_types`),
+    # the last two of which are its row list and the list's count.
+    FIRST_TABLE = 4
+
     def _write_tables(self, c: Compiled) -> None:
         for k, kind in enumerate(self.kinds):
-            rows, consts, active = c.inputs[2 + 3 * k : 5 + 3 * k]
-            rows[...] = kind.rows_in
-            consts[...] = kind.rows_c
-            active[...] = 1.0
+            start = self.FIRST_TABLE + self.table_starts[k]
+            for j, array in enumerate(table_arrays(kind)):
+                c.input(start + j)[...] = array
+
+    def _list_rows(self, c: Compiled, k: int, rows: np.ndarray) -> int:
+        """Make kind k's row list `rows` (ascending); returns its count."""
+        c.input(self.FIRST_TABLE + self.table_starts[k + 1] - 2)[: len(rows)] = rows
+        return len(rows)
+
+    def _list_all(self, c: Compiled) -> list[int]:
+        """Every row of every kind listed (for goal values); the counts. (The energy's own lists are
+        written again before its next evaluation.)"""
+        self._listed = False
+        return [self._list_rows(c, k, np.arange(kind.n_rows)) for k, kind in enumerate(self.kinds)]
+
+    def _write_lists(self) -> None:
+        self.counts = [self._list_rows(self.vg, k, rows) for k, rows in enumerate(self.lists)]
+        self._listed = True
 
     def _stage(self, name: str) -> StageSpec:
         varying = self.diagram.unknowns.varying_mask(name)
@@ -138,14 +184,44 @@ class CompiledProblem:
             fixed=fixed_constraints(self.kinds, len(self.constraints), varying),
         )
 
-    def _activate(self, s: int) -> None:
-        if self._active_stage == s:
-            return
+    def _in_stage(self, s: int) -> list[np.ndarray]:
+        """Per kind: which of its rows take part in stage s."""
         stage = self.stages[s]
-        for k, kind in enumerate(self.kinds):
-            mask = stage.objectives if kind.goal == "objective" else stage.constraints
-            self.vg.inputs[4 + 3 * k][...] = mask[kind.goals]
-        self._active_stage = s
+        return [
+            (stage.objectives if kind.goal == "objective" else stage.constraints)[kind.goals]
+            for kind in self.kinds
+        ]
+
+    def _activate(self, s: int, x: np.ndarray) -> bool:
+        """List the rows of stage s, less those culled at x when culling pays (`culling.Culler`).
+        Returns whether goals are culled. A point outside the box is evaluated whole the first time
+        and the box kept (a line search's long trial step is followed by shorter ones, back inside);
+        the second point outside in a row moves the box there."""
+        culler = self.culler
+        if self._active_stage != s:
+            self._whole = [np.flatnonzero(mask) for mask in self._in_stage(s)]
+            self._box, self._active_stage = None, s
+            if culler is not None:
+                culler.new_stage()
+        cull = culler is not None and culler.wants()
+        if culler is None or not cull:
+            self._box = None  # culling is off: its box is gone with it
+        elif culler.inside(x):
+            culler.strays = 0
+        elif self._box is not None and culler.strays == 0:
+            culler.strays, cull = 1, False
+        else:
+            sorted_ = culler.derive(x, s, self.stages[s].varying, self._in_stage(s))
+            lists, constants = list(self._whole), {"objective": 0.0, "constraint": 0.0}
+            for k, part in sorted_.items():
+                lists[k] = part.rows
+                constants[self.kinds[k].goal] += part.constant
+            self._box, culler.strays = (lists, (constants["objective"], constants["constraint"])), 0
+        lists, culled = self._box if cull and self._box is not None else (self._whole, (0.0, 0.0))
+        if lists is not self.lists or not self._listed:
+            self.lists, self.culled = lists, culled
+            self._write_lists()
+        return cull
 
     @property
     def tier(self) -> str:
@@ -154,21 +230,26 @@ class CompiledProblem:
 
     # -- the PenaltyProblem protocol ---------------------------------------------------------------
     def energy_and_grad(self, x: np.ndarray, stage: int, weight: float) -> tuple[float, np.ndarray]:
-        self._activate(stage)
-        self.vg.inputs[0][...] = x
-        energy = self.vg.call_raw(weight)
+        culled = self._activate(stage, x)
+        start = time.perf_counter()
+        self.vg.input(0)[...] = x
+        energy = self.vg.call_raw(weight, *self.culled, *self.counts)
+        grad = self.vg.output(1).copy()
+        if self.culler is not None:
+            self.culler.observe(x, time.perf_counter() - start, culled)
         self.evaluations += 1
-        return float(energy), self.vg.outputs[1].copy()
+        return float(energy), grad
 
     def raw_goal_values(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Every goal's value at x: one evaluation of the energy, which also writes them out."""
-        self.vg.inputs[0][...] = x
-        self.vg.call_raw(0.0)
+        counts = self._list_all(self.vg)
+        self.vg.input(0)[...] = x
+        self.vg.call_raw(0.0, 0.0, 0.0, *counts)
         objectives = np.zeros(len(self.objectives))
         constraints = np.zeros(len(self.constraints))
         for k, kind in enumerate(self.kinds):
             target = objectives if kind.goal == "objective" else constraints
-            target[kind.goals] = self.vg.outputs[2 + k]
+            target[kind.goals] = self.vg.output(2 + k)
         return objectives, constraints
 
     def goal_values(self, x: np.ndarray) -> GoalValues:
@@ -185,17 +266,19 @@ class CompiledProblem:
         # Run once, to find where a NaN came from: not worth optimized code.
         c = Compiled(self.functions.goal_gradients, time_limit=self.time_limit, tier="baseline")
         self._write_tables(c)
-        c.inputs[0][...] = x
-        c.call_raw(0.0)
+        counts = self._list_all(c)
+        c.input(0)[...] = x
+        c.call_raw(0.0, 0.0, 0.0, *counts)
         jac = {
             "objective": np.zeros((len(self.objectives), self.n_inputs)),
             "constraint": np.zeros((len(self.constraints), self.n_inputs)),
         }
         for k, kind in enumerate(self.kinds):
-            grads = c.outputs[k]
+            grads = c.output(k)
             target = jac[kind.goal]
+            rows_in = kind.rows_in
             for row, goal in enumerate(kind.goals):
-                np.add.at(target[goal], kind.rows_in[row], grads[row])
+                np.add.at(target[goal], rows_in[row], grads[row])
         return jac["objective"], jac["constraint"]
 
 

@@ -7,11 +7,14 @@ One `BlockMatches` per `HeaderBlock`, in program order:
     BlockMatches.item_index  index of the block among `StyleProg.items` (Penrose's block id)
     BlockMatches.block       the `HeaderBlock`
     BlockMatches.var_types   selector variable -> type (from `selector_check`)
-    BlockMatches.matches     tuple[Match, ...] for selectors and namespaces (a namespace has
-                             exactly one, empty, match), tuple[CollectionMatch, ...] for collectors
+    BlockMatches.matches     a `MatchTable` (a sequence of `Match`) for selectors and namespaces
+                             (a namespace has exactly one, empty, match), tuple[CollectionMatch, ...]
+                             for collectors
 A `Match` has `subst: dict[str, SubValue]` (keys are selector variables; a backticked
 variable `` `A` `` is keyed "`A`"; a predicate alias `as p` maps to the synthetic instance
-name "Pred_arg1_arg2" as in Penrose), and `match_id` (1-based) / `match_total`.
+name "Pred_arg1_arg2" as in Penrose), and `match_id` (1-based) / `match_total`. A `MatchTable`
+makes each `Match` when it is read, and gives a variable's values for all matches as one column
+(`MatchTable.column`), so that a block's statements can be evaluated over all its matches at once.
 A `CollectionMatch` has `groupby` (the `foreach` variables' values), `into` (the
 collection's name) and `contents` (collected values in match order).
 Values are object names (`str`) or `substance_env.Literal`s; `substance_env.unique_name`
@@ -35,15 +38,18 @@ same value are dropped.  One deliberate difference: `` `A` has label `` only mat
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import repeat
+from typing import overload
+
+import numpy as np
 
 from adcore import cyclic_gc_paused
 from energies.lang import style_ast as S
 from energies.lang.ast import NumberLit, StringLit
 from energies.lang.domain_env import LITERAL_TYPES, DomainEnv
 from energies.lang.errors import DiagramError, raise_all
-from energies.lang.match_join import Candidate, Subst, TooManyMatches, join_candidates
+from energies.lang.match_join import Candidate, Joined, Subst, TooManyMatches, join_candidates
 from energies.lang.selector_check import check_header, header_decls
 from energies.lang.substance_env import (
     Binding,
@@ -63,16 +69,45 @@ class Match:
     match_total: int
 
 
-def _numbered_matches(substs: list[Subst]) -> tuple[Match, ...]:
-    """`(Match(s, 1, n), Match(s', 2, n), ...)`, built field by field: the slots are filled by
-    their descriptors in C loops, three times faster than calling the frozen `__init__` half a
-    million times for an all-pairs block (Match has no `__post_init__` to skip)."""
-    total = len(substs)
-    matches = list(map(object.__new__, repeat(Match, total)))
-    columns = {"subst": substs, "match_id": range(1, total + 1), "match_total": repeat(total)}
-    for field, values in columns.items():
-        list(map(vars(Match)[field].__set__, matches, values))
-    return tuple(matches)
+class MatchTable(Sequence[Match]):
+    """A selector's matches, in columns; `table[i]` is `Match(subst_i, i + 1, len(table))`."""
+
+    def __init__(self, joined: Joined | None = None) -> None:
+        self.joined = joined  # None: the one empty match of a namespace
+
+    def __len__(self) -> int:
+        return 1 if self.joined is None else len(self.joined)
+
+    @overload
+    def __getitem__(self, i: int) -> Match: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[Match]: ...
+
+    def __getitem__(self, i: int | slice) -> Match | Sequence[Match]:
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        n = len(self)
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError(f"match {i} of {n}")
+        return Match({} if self.joined is None else self.joined.subst(i), i + 1, n)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """The selector variables every match binds, in the order of `Match.subst`."""
+        return () if self.joined is None else self.joined.keys
+
+    def column(self, key: str) -> tuple[list[SubValue], np.ndarray]:
+        """Every match's value of `key`: the distinct values and an index per match."""
+        assert self.joined is not None, "a namespace binds no variables"
+        return self.joined.column(key)
 
 
 @dataclass(frozen=True)
@@ -89,7 +124,7 @@ class BlockMatches:
     item_index: int
     block: S.HeaderBlock
     var_types: dict[str, str]
-    matches: tuple[Match, ...] | tuple[CollectionMatch, ...]
+    matches: MatchTable | tuple[CollectionMatch, ...]
 
 
 class _Matcher:
@@ -193,8 +228,10 @@ def alias_instance_name(fact: PredicateFact) -> str:
 
 
 # Penrose enumerates matches without bound; we refuse selectors whose partial matches
-# explode (e.g. four unconstrained variables over hundreds of objects) instead of hanging.
-MAX_CANDIDATES = 1_000_000
+# explode (e.g. four unconstrained variables over hundreds of objects) instead of hanging. A
+# partial join costs about 60 bytes a row while it is deduplicated, so 8,000,000 rows stay under
+# half a gigabyte of a worker's memory.
+MAX_CANDIDATES = 8_000_000
 
 
 def _relation_vars(rel: S.Relation) -> set[str]:
@@ -208,14 +245,16 @@ def _relation_vars(rel: S.Relation) -> set[str]:
 
 def header_substs(
     header: S.Selector | S.Collector, domain: DomainEnv, sub: SubstanceEnv, var_types: dict[str, str]
-) -> list[Subst]:
+) -> Joined | None:
+    """The selector's matches (None: none)."""
     matcher = _Matcher(domain, sub, var_types)
     lists = [matcher.relation_candidates(rel) for rel in header.where]
     used = set().union(*(_relation_vars(r) for r in header.where)) if header.where else set()
     lists += [matcher.decl_candidates(d) for d in header_decls(header) if d.var.name not in used]
     if not lists or any(not cands for cands in lists):
-        return []
-    return join_candidates(lists, header.repeatable, MAX_CANDIDATES)
+        return None
+    joined = join_candidates(lists, header.repeatable, MAX_CANDIDATES)
+    return joined if len(joined) else None
 
 
 def _collect(header: S.Collector, substs: list[Subst]) -> tuple[CollectionMatch, ...]:
@@ -237,7 +276,7 @@ def match_block(
     var_types, errors = check_header(header, domain, text)
     raise_all(errors)
     if isinstance(header, S.Namespace):
-        return BlockMatches(item_index, block, var_types, (Match({}, 1, 1),))
+        return BlockMatches(item_index, block, var_types, MatchTable())
     try:
         substs = header_substs(header, domain, sub, var_types)
     except TooManyMatches:
@@ -250,8 +289,8 @@ def match_block(
             "MatchLimitError",
         ) from None
     if isinstance(header, S.Collector):
-        return BlockMatches(item_index, block, var_types, _collect(header, substs))
-    return BlockMatches(item_index, block, var_types, _numbered_matches(substs))
+        return BlockMatches(item_index, block, var_types, _collect(header, substs.substs() if substs else []))
+    return BlockMatches(item_index, block, var_types, MatchTable(substs) if substs else ())
 
 
 def match_style(

@@ -1,6 +1,6 @@
 """The join of a selector's candidate lists, done in bulk with numpy.
 
-    join_candidates(lists: list[list[Candidate]], repeatable: bool, limit: int) -> list[Subst]
+    join_candidates(lists: list[list[Candidate]], repeatable: bool, limit: int) -> Joined
     (raises `TooManyMatches` when a partial join has more than `limit` rows)
 
 The meaning is the literal one of Penrose's `getSubsts`, which the per-candidate code this
@@ -20,10 +20,13 @@ Here each list becomes a table: one column of values per variable and one of sta
 indices. Values are replaced by integer codes (equal values, equal codes: a dict assigns them,
 so Python's `==`/hash decide, as before); the joins produce row-index arrays (a Cartesian
 product, or a hash join on the shared variables' codes, always in nested-loop order); the
-deduplication and the distinct-values test run on sorted code rows; only the surviving rows
-become dicts. Candidates of one list always bind the same variables (a relation or declaration
-fixes them), but a symmetric predicate matched both ways lists them in two orders, and the
-order of a dict's keys shows in messages: rows then merge their candidates' dicts as above.
+deduplication and the distinct-values test run on sorted code rows. The result, `Joined`, keeps
+the surviving rows as columns (which candidate of each list a row uses); a row becomes a dict only
+when asked (`subst`), and a variable's values for all rows come as one column (`column`), so
+an all-pairs block of a thousand objects needs no 500,000 dicts. Candidates of one list always
+bind the same variables (a relation or declaration fixes them), but a symmetric predicate matched
+both ways lists them in two orders, and the order of a dict's keys shows in messages: such rows
+merge their candidates' dicts as above.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from itertools import repeat
 
 import numpy as np
 
+from energies.grouping import first_appearance
 from energies.lang.substance_env import SubValue
 
 Subst = dict[str, SubValue]
@@ -178,29 +182,79 @@ def _kept_rows(joined: _Joined, repeatable: bool) -> np.ndarray:
     return np.flatnonzero(first)
 
 
-def _substs(joined: _Joined, kept: np.ndarray) -> list[Subst]:
-    tables = joined.tables
-    picks = [rows[kept] for rows in joined.rows]
-    if all(t.same_order for t in tables) and joined.source:
-        keys = list(dict.fromkeys(k for t in tables for k in t.keys))  # {**a, **b} key order
-        # the value of the last table binding each variable, as {**a, **b} keeps
-        columns = [tables[joined.source[k]].values[k][picks[joined.source[k]]].tolist() for k in keys]
-        return list(map(dict, zip(*(zip(repeat(k), col) for k, col in zip(keys, columns, strict=True)))))
-    out = []
-    for row in zip(*(p.tolist() for p in picks), strict=True):
+class Joined:
+    """The matches of a selector: for each row, which candidate of each list it uses.
+
+    - `keys`: the variables, in the order `{**a, **b}` of the candidates' dicts gives them;
+    - `subst(i)`: row i as a dict (as the candidates' dicts merge);
+    - `column(key)`: every row's value of a variable, as (distinct values, index of each row).
+    """
+
+    def __init__(self, tables: list[_Table], picks: list[np.ndarray], source: dict[str, int]) -> None:
+        self.tables = tables
+        self.picks = picks  # per table: the candidate each row uses
+        self.source = source  # variable -> the last table binding it (its value wins, as {**a, **b})
+        self.keys = tuple(dict.fromkeys(k for t in tables for k in t.keys))
+        self.same_order = all(t.same_order for t in tables)
+
+    def __len__(self) -> int:
+        return len(self.picks[0]) if self.picks else 0
+
+    def subst(self, i: int) -> Subst:
+        if self.same_order:
+            return {k: self.tables[t].values[k][self.picks[t][i]] for k, t in self._sources()}
         subst: Subst = {}
-        for t, i in zip(tables, row, strict=True):
-            subst.update(t.substs[i])
-        out.append(subst)
-    return out
+        for t, p in zip(self.tables, self.picks, strict=True):
+            subst.update(t.substs[int(p[i])])
+        return subst
+
+    def substs(self) -> list[Subst]:
+        """Every row's dict, built in bulk."""
+        if self.same_order and self.keys:
+            columns = [self.tables[t].values[k][self.picks[t]].tolist() for k, t in self._sources()]
+            return list(map(dict, zip(*(zip(repeat(k), col) for k, col in zip(self.keys, columns)))))
+        return [self.subst(i) for i in range(len(self))]
+
+    def column(self, key: str) -> tuple[list[SubValue], np.ndarray]:
+        """Each row's value of `key`: the distinct values (in order of first row) and an index per row."""
+        t = self.source[key]
+        first, index = first_appearance(self.tables[t].codes[key][self.picks[t]])
+        return self.tables[t].values[key][self.picks[t][first]].tolist(), index
+
+    def _sources(self) -> list[tuple[str, int]]:
+        return [(k, self.source[k]) for k in self.keys]
 
 
-def join_candidates(lists: list[list[Candidate]], repeatable: bool, limit: int) -> list[Subst]:
+def _unordered_pairs(tables: list[_Table], repeatable: bool, limit: int) -> Joined | None:
+    """`forall T a; T b` directly: two declarations of the same distinct candidates keep each
+    unordered pair once, first as (i, j) with i < j in nested-loop order, so the rows are the
+    upper triangle in row-major order, with no n x n join to deduplicate (None: not this case)."""
+    if repeatable or len(tables) != 2:
+        return None
+    a, b = tables
+    if len(a.keys) != 1 or len(b.keys) != 1 or a.keys == b.keys or a.stmts is not None or b.stmts is not None:
+        return None
+    codes = a.codes[a.keys[0]]
+    if not np.array_equal(codes, b.codes[b.keys[0]]) or len(np.unique(codes)) != len(codes):
+        return None
+    n = len(codes)
+    if n * (n - 1) // 2 > limit:
+        raise TooManyMatches
+    i, j = np.triu_indices(n, 1)
+    return Joined(tables, [i, j], {a.keys[0]: 0, b.keys[0]: 1})
+
+
+def join_candidates(lists: list[list[Candidate]], repeatable: bool, limit: int) -> Joined:
     """The matches of a selector from its non-empty candidate lists (see the module docstring)."""
     coder: dict[SubValue, int] = {}
-    joined = _Joined([_table(cands, coder) for cands in lists])
+    tables = [_table(cands, coder) for cands in lists]
+    pairs = _unordered_pairs(tables, repeatable, limit)
+    if pairs is not None:
+        return pairs
+    joined = _Joined(tables)
     while len(joined.rows) < len(joined.tables):
         joined.join_next(limit)
         if not len(joined):
-            return []
-    return _substs(joined, _kept_rows(joined, repeatable))
+            return Joined(joined.tables, [r[:0] for r in joined.rows], joined.source)
+    kept = _kept_rows(joined, repeatable)
+    return Joined(joined.tables, [rows[kept] for rows in joined.rows], joined.source)

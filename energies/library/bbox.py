@@ -5,6 +5,14 @@ adcore function (cached per kind, and per structure for point lists and path dat
 it with the shape's props, so inside a trace a shape's box is a single `call`, and a nested Group is
 a fold of calls to the same few functions (a small call graph however deep the group is). On plain
 floats the same functions run eagerly.
+
+A rotated rectangle's box (every Text, Equation, Rectangle) carries an interval rule: its formula
+builds the corners about the center and takes max - min of them, and over a range of centers that
+difference spans the range's width (the dependency problem: a text in a 400-px cluster would get a
+box up to 800 px wide, and no `disjoint` between clusters is ever proved constant). The box is the
+one of the same rectangle about the origin, moved by the center: the rule bounds that box from its
+own formula (over width, height and angle only) and adds the center's range, widened by the
+rounding the formula's corners pick up at the center's magnitude (`lipschitz.SLACK`).
 """
 
 from __future__ import annotations
@@ -13,7 +21,7 @@ from collections.abc import Sequence
 from functools import cache
 from typing import Any
 
-from adcore import Fn, Real, Vec, fn, fold, select
+from adcore import Fn, Real, Vec, fn, fold, interval, select
 from adcore import and_ as ad_and
 from energies.shapes import PathCmd
 
@@ -25,6 +33,8 @@ from .fn_ops import (
     min_n,
     pt,
     rot90,
+    rotate,
+    rotation,
     sqr,
     vadd,
     vmul,
@@ -33,6 +43,7 @@ from .fn_ops import (
     vsub,
 )
 from .geometry import POLYGONLIKE, RECTLIKE, Pt, Scalar, ShapeQueryError, points_of, prop
+from .lipschitz import RANGE, SLACK
 from .loops import array_of
 from .pmath import sqrt
 
@@ -114,7 +125,8 @@ def rect_pts(center: Sequence[Scalar], width: Scalar, height: Scalar, clockwise:
     """Corners [tr, tl, bl, br] of a rectangle rotated `clockwise` degrees about its center."""
     hw, hh = width * 0.5, height * 0.5
     local = [[hw, hh], [-hw, hh], [-hw, -hh], [hw, -hh]]
-    return [vadd(vrot(p, -clockwise), center) for p in local]
+    turn = rotation(-clockwise)
+    return [vadd(rotate(p, turn), center) for p in local]
 
 
 # -- one adcore function per shape kind ------------------------------------------------------------
@@ -159,6 +171,41 @@ bbox_rotated_rect = fn(
     BBoxType,
     lambda c, w, h, clockwise, sw: bbox_from_points(rect_pts(pt(c), w + sw, h + sw, clockwise)),
     name="bbox_rotated_rect",
+)
+_ABOUT_ORIGIN = interval(
+    fn(
+        [Real, Real, Real, Real],
+        BBoxType,
+        lambda w, h, clockwise, sw: bbox_from_points(rect_pts([0.0, 0.0], w + sw, h + sw, clockwise)),
+        name="bbox_rotated_rect_about_origin",
+    )
+)
+
+
+def _rotated_rect_rule(c: Any, w: Any, h: Any, clockwise: Any, sw: Any) -> dict[str, Any]:
+    """bbox_rotated_rect over ranges: the box about the origin, moved by the center (module docstring)."""
+    box = _ABOUT_ORIGIN(w, h, clockwise, sw)
+    ends = [c[k][end] for k in (0, 1) for end in ("lo", "hi")]
+    ends += [box[side][end] for side in ("width", "height") for end in ("lo", "hi")]
+    slack = SLACK * (1.0 + max_n([am.abs(e) for e in ends]))
+
+    def widened(lo: Any, hi: Any) -> dict[str, Any]:
+        return {"lo": lo - slack, "hi": hi + slack}
+
+    return {
+        "width": widened(box["width"]["lo"], box["width"]["hi"]),
+        "height": widened(box["height"]["lo"], box["height"]["hi"]),
+        "center": [
+            widened(c[k]["lo"] + box["center"][k]["lo"], c[k]["hi"] + box["center"][k]["hi"]) for k in (0, 1)
+        ],
+    }
+
+
+bbox_rotated_rect.interval = fn(
+    [Vec(2, RANGE), RANGE, RANGE, RANGE, RANGE],
+    {"width": RANGE, "height": RANGE, "center": Vec(2, RANGE)},
+    _rotated_rect_rule,
+    name="bbox_rotated_rect_bounds",
 )
 
 

@@ -21,6 +21,7 @@ from .fn_ops import (
     vsub,
 )
 from .geometry import Pt, Scalar, is_polygonlike, is_rectlike, points_of, prop
+from .lipschitz import lipschitz_fn, planar_move
 from .polygons import (
     convex_partitions,
     overlapping_polygon_points,
@@ -47,9 +48,32 @@ def distance_circles(c1: Pt, r1: Scalar, c2: Pt, r2: Scalar) -> Scalar:
     return vdist(c1, c2) - (r1 + r2)
 
 
-def distance_rects(rect1: Sequence[Pt], rect2: Sequence[Pt]) -> Scalar:
+def _rects_distance(v: Any) -> Scalar:
+    """The signed distance between the boxes spanned by (v0, v1)-(v2, v3) and (v4, v5)-(v6, v7),
+    two opposite corners each: the origin to their Minkowski difference."""
+    rect1: list[Any] = [None, [v[0], v[1]], None, [v[2], v[3]]]  # rectangle_difference reads tl and br only
+    rect2: list[Any] = [None, [v[4], v[5]], None, [v[6], v[7]]]
     bl, tr = rectangle_difference(rect1, rect2, 0.0)
     return rectangle_signed_distance(bl, tr)
+
+
+def _rects_moves(half: Sequence[Scalar]) -> Scalar:
+    """How far the Minkowski difference moves on a box: each box's edges by its corners' larger
+    move in x and in y (the difference takes minima and maxima of every corner pairing, so the
+    corners' order does not matter)."""
+    first = planar_move(am.max(half[0], half[2]), am.max(half[1], half[3]))
+    second = planar_move(am.max(half[4], half[6]), am.max(half[5], half[7]))
+    return first + second
+
+
+RECTS_DISTANCE = lipschitz_fn("rectsDistance", 8, _rects_distance, _rects_moves)
+
+
+def distance_rects(rect1: Sequence[Pt], rect2: Sequence[Pt]) -> Scalar:
+    """Penrose's rectangle distance (their corners [tr, tl, bl, br]): one call of the call graph,
+    which carries its interval rule."""
+    (tl1, br1), (tl2, br2) = (rect1[1], rect1[3]), (rect2[1], rect2[3])
+    return RECTS_DISTANCE([tl1[0], tl1[1], br1[0], br1[1], tl2[0], tl2[1], br2[0], br2[1]])
 
 
 def distance_rect_line(rect: Sequence[Pt], start: Pt, end: Pt) -> Scalar:

@@ -130,9 +130,20 @@ def rot90(v: Sequence[Num]) -> Vector:
 
 def vrot(v: Sequence[Num], degrees: Num) -> Vector:
     """[x, y] rotated counterclockwise by an angle in degrees."""
-    x, y = _two(v)
+    return rotate(v, rotation(degrees))
+
+
+def rotation(degrees: Num) -> tuple[Num, Num]:
+    """(cos, sin) of an angle in degrees: computed once for the points one rotation moves (a sine
+    or cosine is a call the compiler cannot merge)."""
     a = degrees * (math.pi / 180.0)
-    c, s = am.cos(a), am.sin(a)
+    return am.cos(a), am.sin(a)
+
+
+def rotate(v: Sequence[Num], cos_sin: tuple[Num, Num]) -> Vector:
+    """[x, y] rotated counterclockwise by the angle of `rotation(...)`."""
+    x, y = _two(v)
+    c, s = cos_sin
     return [c * x - s * y, s * x + c * y]
 
 

@@ -34,6 +34,7 @@ from .fn_ops import (
     vsub,
 )
 from .geometry import Pt, Scalar
+from .lipschitz import lipschitz_fn, planar_move
 from .loops import array_of, element
 from .pmath import sqrt
 
@@ -228,10 +229,15 @@ def convex_polygon_origin_signed_distance(p: Sequence[Pt]) -> Scalar:
     return max_n(terms)
 
 
-def rect_line_dist(
-    rx0: Scalar, ry0: Scalar, rx1: Scalar, ry1: Scalar, lxs: Scalar, lys: Scalar, lxe: Scalar, lye: Scalar
+def _rect_line_dist(
+    x0: Scalar, y0: Scalar, x1: Scalar, y1: Scalar, lxs: Scalar, lys: Scalar, lxe: Scalar, lye: Scalar
 ) -> Scalar:
-    """Signed distance from the origin to the Minkowski sum of a box and a negated segment (a hexagon)."""
+    """Signed distance from the origin to the Minkowski sum of a box and a negated segment (a
+    hexagon). The box's corners are sorted first, which changes nothing for a box given as
+    (bottom left, top right) and makes the value that of a box for any two corners, so that it
+    moves with the corners by at most their move (the interval rule below relies on it)."""
+    rx0, rx1 = am.min(x0, x1), am.max(x0, x1)
+    ry0, ry1 = am.min(y0, y1), am.max(y0, y1)
     px, py = lxs > lxe, lys > lye
     lx0, lx1 = select(px, lxs, lxe), select(px, lxe, lxs)
     ly0, ly1 = select(py, lys, lye), select(py, lye, lys)
@@ -241,7 +247,44 @@ def rect_line_dist(
     xs = [select(neg_slope, x01, x00), select(neg_slope, x11, x10), x11, select(neg_slope, x10, x11)]
     xs += [select(neg_slope, x00, x01), x00]
     ys = [y00, y00, select(neg_slope, y10, y01), y11, y11, select(neg_slope, y01, y10)]
-    return convex_polygon_origin_signed_distance([[x, y] for x, y in zip(xs, ys)])
+    hexagon = convex_polygon_origin_signed_distance([[x, y] for x, y in zip(xs, ys)])
+    # A segment of (nearly) no length: the hexagon's edge regions lose their way (a point gave 36.1
+    # where its distance is 28.3), so the box less the point it is. Longer segments take the
+    # hexagon's value unchanged; the two agree to the segment's length in between, so the value
+    # moves continuously with the segment, as the interval rule below needs.
+    scale = 1.0 + am.max(am.max(am.abs(lxs), am.abs(lys)), am.max(am.abs(lxe), am.abs(lye)))
+    short = sqr(lxe - lxs) + sqr(lye - lys) <= sqr(SHORTEST * scale)
+    point = rectangle_signed_distance([rx0 - lxs, ry0 - lys], [rx1 - lxs, ry1 - lys])
+    return select(short, point, hexagon)
+
+
+SHORTEST = 1e-9  # shorter segments (relative to the coordinates) are taken as points
+
+
+def _rect_line_moves(half: Sequence[Scalar]) -> Scalar:
+    """How far rect_line_dist's set moves on a box: its rectangle (corners sorted) by the larger
+    moves of its two corners in x and in y, its segment by its larger endpoint move (see
+    `lipschitz`); a segment shorter than SHORTEST, taken as a point, adds at most its length."""
+    rect = planar_move(am.max(half[0], half[2]), am.max(half[1], half[3]))
+    segment = am.max(planar_move(half[4], half[5]), planar_move(half[6], half[7]))
+    return rect + segment
+
+
+RECT_LINE_DIST = lipschitz_fn(
+    "rectLineDist",
+    8,
+    lambda v: _rect_line_dist(*[v[i] for i in range(8)]),
+    _rect_line_moves,
+    extra_slack=2.0 * SHORTEST,
+)
+
+
+def rect_line_dist(
+    rx0: Scalar, ry0: Scalar, rx1: Scalar, ry1: Scalar, lxs: Scalar, lys: Scalar, lxe: Scalar, lye: Scalar
+) -> Scalar:
+    """Signed distance from the origin to the Minkowski sum of a box and a negated segment (a
+    hexagon): one call of a function of the call graph, which carries its interval rule."""
+    return RECT_LINE_DIST([rx0, ry0, rx1, ry1, lxs, lys, lxe, lye])
 
 
 def signed_distance_polygon(pts: Sequence[Pt], p: Pt) -> Scalar:

@@ -30,10 +30,20 @@ The first ``optimize`` call makes BLAS single-threaded for the rest of the proce
 (threadpoolctl): L-BFGS-B's tiny LAPACK calls would otherwise pay OpenBLAS's thread hand-offs, and
 a per-call limit would cost more than the calls.
 
-Non-finite values: an energy or gradient that is NaN or ±inf at any evaluated point raises
-:class:`OptimizeError` naming the goal responsible (found from the goal values, then from the goal
-Jacobian). Penrose's own line search backtracks on a non-finite trial energy; L-BFGS-B cannot
-(an ``inf`` derails its interpolating line search), so we stop and name the cause instead.
+Non-finite values: an energy or gradient that is NaN or ±inf at a point a round accepts (not a
+line search's trial point, which Penrose's search backs off from) raises :class:`OptimizeError`
+naming the goal responsible, by its Style place: a goal whose value is not finite, else one whose
+gradient is not (from the goal Jacobian), else, when every value is finite and their sum overflowed,
+the largest term (an objective's value or a constraint's λ·max(c, 0)²).
+
+Constant constraints (ours): an active constraint that reads no input varying in the stage
+(``StageSpec.fixed``) adds the constant λ·max(c, 0)² to φ. When it is violated, Penrose's
+exterior-point test, which compares φ between rounds, sees φ grow 10x a round whatever the layout
+does, so only the points' distance can end the loop, and the weight grows until φ loses the
+objectives to rounding or overflows (set-theory's tree.style on 128 sets, whose canvas-sized frame
+can never be on the canvas: λ = 1e308). The test therefore compares φ less that constant, computed
+once per stage from the goal values; gradients and line searches see φ as it is, and a stage whose
+constant constraints are satisfied runs exactly Penrose's rounds.
 
 The problem is supplied by the energy compiler through the small :class:`PenaltyProblem` protocol:
 
@@ -42,7 +52,8 @@ The problem is supplied by the energy compiler through the small :class:`Penalty
 - ``stages``: :class:`StageSpec` (name, ``varying`` bool mask over inputs, ``objectives`` and
   ``constraints`` bool masks over goals);
 - ``energy_and_grad(x, stage, weight)``: φ and its full gradient (length ``n_inputs``) at ``x`` for
-  the stage's active goals; the optimizer ignores the gradient of frozen inputs;
+  the stage's active goals; the optimizer ignores the gradient of frozen inputs (where goals are
+  culled, `energies.compile.culling`, only the entries of the stage's varying inputs are exact);
 - ``goal_values(x)``: :class:`GoalValues`, the value of every goal (masks not applied);
 - ``goal_jacobian(x)``: (objective Jacobian, constraint Jacobian), called only to locate a
   non-finite gradient.
@@ -154,6 +165,10 @@ class StageSpec:
     # bool, one per constraint: reads no input varying in this stage, so no round can change it
     # (energies.compile knows from its tables; None: unknown, every constraint may move)
     fixed: np.ndarray | None = None
+    # applied to x as the stage begins, after an earlier one: carry(x when the previous stage began,
+    # x, the previous stage's varying, this stage's varying) moves inputs in place
+    # (energies.optimize.structure.stage_carry); None: x as the previous stage left it
+    carry: Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], None] | None = None
 
 
 @dataclass(frozen=True)
@@ -225,14 +240,20 @@ class OptimizeResult:
     # Violated constraints of the final stage that no stage could change: each reads no input that
     # varies in any stage where it applies (indices into constraint_names; empty when unknown).
     infeasible: tuple[int, ...] = ()
+    infeasible_penalty: float = 0.0  # Σ max(c, 0)² over `infeasible`: the part of `penalty` no stage changes
+    max_movable_violation: float = 0.0  # the largest value among the final stage's other constraints (or 0)
 
 
 # ---------------------------------------------------------------------------------------------
 # Non-finite diagnosis, stages and the exterior-point loop.
 
 
-def _blame_nonfinite(problem: PenaltyProblem, x: np.ndarray, stage: StageSpec) -> str | None:
-    """The first active goal whose value, or else whose gradient, is not finite."""
+def _blame_nonfinite(
+    problem: PenaltyProblem, x: np.ndarray, stage: StageSpec, weight: float
+) -> tuple[str | None, str]:
+    """The active goal responsible for a non-finite φ or gradient, and how: first a goal whose value
+    is not finite, then one whose gradient is not, else (every value finite: the sum overflowed) the
+    largest term of φ, an objective's value or a constraint's λ·max(c, 0)²."""
     values = problem.goal_values(x)
     jac_obj, jac_constr = problem.goal_jacobian(x)
     groups = [
@@ -241,12 +262,25 @@ def _blame_nonfinite(problem: PenaltyProblem, x: np.ndarray, stage: StageSpec) -
     ]
     for vals, _, active, names in groups:
         for i in np.flatnonzero(active & ~np.isfinite(vals)).tolist():
-            return names[i]
+            return names[i], "its value is not finite"
     for _, jac, active, names in groups:
         rows = np.asarray(jac).reshape(len(names), -1)[:, stage.varying]
         for i in np.flatnonzero(active & ~np.all(np.isfinite(rows), axis=1)).tolist():
-            return names[i]
-    return None
+            return names[i], "its gradient is not finite"
+    with np.errstate(over="ignore"):
+        terms = [
+            (np.abs(values.objectives), stage.objectives, problem.objective_names),
+            (weight * np.maximum(values.constraints, 0.0) ** 2, stage.constraints, problem.constraint_names),
+        ]
+    largest: tuple[float, str] | None = None
+    for size, active, names in terms:
+        if active.any():
+            i = int(np.flatnonzero(active)[np.argmax(size[active])])
+            if largest is None or size[i] > largest[0]:
+                largest = (float(size[i]), names[i])
+    if largest is None:
+        return None, ""
+    return largest[1], f"the largest term of a sum that overflowed ({largest[0]:.3g})"
 
 
 def _check_problem(problem: PenaltyProblem, x0: np.ndarray) -> None:
@@ -353,8 +387,8 @@ def _run_stage(problem: PenaltyProblem, x: np.ndarray, s: int, budget: _Budget) 
         if not (math.isfinite(f) and np.isfinite(g).all()):
             if trial:  # a line search's trial point: it backs off from it (see energies.optimize.lbfgs)
                 return math.inf, np.full(g.shape, np.nan)
-            goal = _blame_nonfinite(problem, point, stage)
-            what = f"goal {goal}" if goal else "an unnamed term"
+            goal, how = _blame_nonfinite(problem, point, stage, weight)
+            what = f"goal {goal}: {how}" if goal else "no active goal"
             raise OptimizeError(
                 f"stage {stage.name!r}: energy {f} or its gradient is not finite at weight {weight:g};"
                 f" caused by {what}",
@@ -414,6 +448,9 @@ def _run_stage(problem: PenaltyProblem, x: np.ndarray, s: int, budget: _Budget) 
         budget.evaluations += outcome.evaluations
         return outcome
 
+    # The penalty of the active constraints no input of this stage can move: a constant of the stage,
+    # left out of the exterior-point test's energies (module docstring, "Constant constraints").
+    constant = _constant_penalty(problem, x, stage)
     last_ep: tuple[np.ndarray, float] | None = None
     status: StageStatus = "EPConverged"
     while True:
@@ -421,10 +458,11 @@ def _run_stage(problem: PenaltyProblem, x: np.ndarray, s: int, budget: _Budget) 
         if outcome.reason != "converged":
             status = _ROUND_CUTS[outcome.reason]
             break
-        if ep_round > 1 and last_ep is not None and _ep_converged(*last_ep, outcome.x, outcome.energy):
+        energy = outcome.energy - weight * constant if constant else outcome.energy
+        if ep_round > 1 and last_ep is not None and _ep_converged(*last_ep, outcome.x, energy):
             break
         # The next round starts where this one ended, with a harsher penalty and fresh L-BFGS memory.
-        last_ep = (outcome.x, outcome.energy)
+        last_ep = (outcome.x, energy)
         weight *= WEIGHT_GROWTH_FACTOR
         ep_round += 1
     finish_rounds = 0
@@ -458,6 +496,14 @@ def _run_stage(problem: PenaltyProblem, x: np.ndarray, s: int, budget: _Budget) 
     return StageReport(
         stage.name, status, iterations, evaluations, ep_round, weight, outcome.energy, finish_rounds
     )
+
+
+def _constant_penalty(problem: PenaltyProblem, x: np.ndarray, stage: StageSpec) -> float:
+    """Σ max(c, 0)² over the active constraints that read no input varying in the stage (0 if none)."""
+    if stage.fixed is None or not (stage.fixed & stage.constraints).any():
+        return 0.0
+    values = np.asarray(problem.goal_values(x).constraints)[stage.fixed & stage.constraints]
+    return float(np.sum(np.maximum(values, 0.0) ** 2))
 
 
 def _movable_violation(problem: PenaltyProblem, x: np.ndarray, stage: StageSpec) -> float:
@@ -509,7 +555,11 @@ def optimize(
     )
     stage_reports: list[StageReport] = []
     _single_threaded_blas()
-    for s in range(len(problem.stages)):
+    began = x.copy()
+    for s, stage in enumerate(problem.stages):
+        if s > 0 and stage.carry is not None:
+            stage.carry(began, x, problem.stages[s - 1].varying, stage.varying)
+        began = x.copy()
         stage_reports.append(_run_stage(problem, x, s, budget))
         if stage_reports[-1].status not in ("EPConverged", *_STAGE_CUTS):
             break
@@ -532,6 +582,7 @@ def optimize(
     penalty = float(np.sum(np.maximum(constraint_values, 0.0) ** 2))
     weight = last.weight if last else float("nan")
     energy = objective + weight * penalty
+    infeasible = _infeasible(problem, final, values)
     return OptimizeResult(
         x=x,
         status=overall,
@@ -547,8 +598,17 @@ def optimize(
         max_constraint_violation=float(constraint_values.max()) if constraint_values.size else 0.0,
         n_violated=int(np.count_nonzero(constraint_values > SATISFIED_TOLERANCE)),
         seconds=time.perf_counter() - started,
-        infeasible=_infeasible(problem, final, values),
+        infeasible=infeasible,
+        infeasible_penalty=float(np.sum(np.maximum(values[list(infeasible)], 0.0) ** 2)),
+        max_movable_violation=_max_movable(values, final, infeasible),
     )
+
+
+def _max_movable(values: np.ndarray, final: StageSpec | None, infeasible: tuple[int, ...]) -> float:
+    """The largest value among the final stage's constraints other than ``infeasible`` (0 if none)."""
+    active = np.ones(len(values), bool) if final is None else final.constraints.copy()
+    active[list(infeasible)] = False
+    return max(0.0, float(values[active].max())) if active.any() else 0.0
 
 
 def _infeasible(problem: PenaltyProblem, final: StageSpec | None, values: np.ndarray) -> tuple[int, ...]:

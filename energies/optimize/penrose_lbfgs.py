@@ -24,9 +24,13 @@ Contract of :func:`drive_penrose` (the ``Driver`` signature of ``energies.optimi
 - ``tracker.iterate_energy`` is set to φ at the point that line search started from: Penrose's
   ``lastUOenergy``, which its exterior-point test compares between rounds.
 - Line search (:func:`line_search`): weak Wolfe conditions (Armijo ``ARMIJO``, curvature ``WOLFE``)
-  by doubling until Armijo holds, then bisection; a non-finite energy or gradient counts as a failed
-  Armijo test. After ``MAX_STEPS`` + 1 evaluations, or once the bracket is narrower than
-  ``MIN_INTERVAL``, the last step size is taken as it is, unevaluated and possibly uphill.
+  by doubling until Armijo holds, then bisection; a trial point whose coordinates, energy or
+  gradient are not all finite counts as a failed Armijo test, as in Penrose since its #1903 (its
+  4.0.0-alpha.5 took a finite energy with a non-finite gradient for a failed curvature test and
+  lengthened the step; Penrose's runs that tests/service/test_graph_run_fidelity.py pins meet no
+  such point, so they are the same under both). After ``MAX_STEPS`` + 1 evaluations, or once the
+  bracket is narrower than ``MIN_INTERVAL``, the last step size is taken as it is, unevaluated and
+  possibly uphill.
 
 Constants are Penrose's (``cfg`` in ``minimize``). The code is ours, written from the algorithm's
 description above.

@@ -1,6 +1,6 @@
 """Multi-start layout: optimize from several initial states and keep the best layout.
 
-    starts = portfolio_starts(diagram.unknowns, variation, k)
+    starts = portfolio_starts(diagram.unknowns, variation, k, diagram)
     result = optimize_portfolio(problem, starts, settings=PortfolioSettings(...))
 
 Penrose users press "resample" until a diagram looks right: the exterior-point method is a local
@@ -8,12 +8,20 @@ method, and labels or shapes can settle in a poor local minimum (stacked labels,
 behind another). A portfolio does the resampling for them. Start 0 is the variation's own initial
 state, so ``starts=1`` is exactly Penrose's single run; start k >= 1 draws every sampled unknown
 (positions and sizes; colors stay) again from its sampling range with a generator seeded from the
-variation and k, so the same variation always gives the same starts and the same layout.
+variation and k, so the same variation always gives the same starts and the same layout. A large
+diagram whose Substance relates many objects (energies.optimize.structure) starts first from its
+structure instead (with two starts or more): from random places its layout is a fold the local
+goals cannot undo; the variation's own state comes second.
 
 All starts share one compiled energy. The rules below take them one after another; with
 ``processes`` > 1 later starts are computed ahead in forked processes (energies.optimize.parallel_starts),
 which changes the time, never the layout (a service keeps 1: its workers already keep the cores
 busy).
+
+Constraints proved constant (``OptimizeResult.infeasible``: violated, and reading nothing any stage
+varies, such as a frame larger than the canvas) are left out of every judgement below: a layout
+*satisfies* its constraints when every other one is within the optimizer's tolerance, and no start
+is spent on them.
 
 Which layout is best, as a user sees it: one with every constraint satisfied (none above the
 optimizer's tolerance) beats any other. Every layout is then compared by its objectives plus the
@@ -28,7 +36,7 @@ pixel); counting them would not. Ties go to the earlier start.
 
 What bounds the work, all deterministic unless a time budget cuts in:
 
-- ``starts``: at most this many;
+- ``starts``: at most this many (but see "unmet");
 - ``max_evaluations``: a further start runs only if the evaluations so far plus those of the
   costliest finished resampled start stay within it, so expensive layouts (tens of thousands of
   evaluations) keep a single start, and it may take at most the iterations left in it (a start cut
@@ -52,6 +60,21 @@ What bounds the work, all deterministic unless a time budget cuts in:
   equal energies). A best layout reached by one start only may be that start's luck: on hard
   layouts a start is good about half the time, and a poor start 0 can be bettered by none of the
   next three starts but by a later one;
+- unmet: while the best layout visibly violates constraints another start may satisfy (a squared
+  sum of at least ``UNMET_PENALTY``, the bar of Penrose's optimizer study, with one of them off by
+  ``UNMET_VIOLATION`` or more: a quarter pixel, below which the picture does not change), the
+  portfolio goes on to ``unmet_starts`` starts within ``unmet_evaluations`` (never fewer than
+  ``starts``, ``max_evaluations``), and a further start may take all that is left of them (no
+  wandering bound): where restarts help at all, a few in ten succeed, and a start that succeeds can
+  cost several times start 0 (docs/robustness.md). Once the best layout is no longer unmet the usual
+  bounds apply again (it never becomes unmet again: the best only improves). A contradiction no
+  start escapes would spend it all, so when the first ``UNANIMOUS`` starts all violate as many
+  constraints by the same squared sum (within ``AGREEMENT``) the portfolio stops (``"agreement"``);
+  starts that end with other violations beside a common one are not unanimous. ``starts=1`` stays
+  Penrose's single run;
+- structure: a structure start (first) that satisfies every constraint ends the portfolio: the
+  starts after it lay the large diagram out from random places, into the fold it avoids, each at
+  the cost of another whole layout;
 - ``seconds`` (optional) and the request's time limit: a start that would run past them is not
   begun, or stopped and discarded. Only then can a machine's speed change the layout; the result
   says so (``cut_short``).
@@ -65,10 +88,11 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 
-from energies.diagram import Unknowns
+from energies.diagram import Diagram, Unknowns
 from energies.optimize.optimizer import (
     EP_STOP,
     OptimizeError,
@@ -77,6 +101,7 @@ from energies.optimize.optimizer import (
     Progress,
     optimize,
 )
+from energies.optimize.structure import structure_start
 from energies.shapes import rng_for
 
 # Where a start is good about half the time, 7 starts all miss on 1 variation in 65-130 (p = 0.45-0.5).
@@ -90,6 +115,13 @@ FIRST_ROOM_SHARE = 4
 # work of a start cut here is wasted, so the factor is just above what kept starts need.
 WANDER_FACTOR = 1.5
 WANDER_FLOOR = 500
+# The unmet search (module docstring): with a start good 1 time in 4, 20 starts all fail on 0.3% of
+# layouts; an expensive layout's starts take 3,000-15,000 evaluations each (persistent-homology).
+UNMET_PENALTY = 0.1
+UNMET_VIOLATION = 0.25
+UNMET_STARTS = 20
+UNMET_EVALUATIONS = 40_000
+UNANIMOUS = 5  # unmet starts in a row, from start 0, at one minimum: a contradiction, not bad luck
 AGREEMENT = 1e-3  # relative (and absolute, below 1) energy difference taken as the same minimum
 AGREEING = 3  # two starts can share a poor basin; three in a row rarely do
 PATIENCE = 3  # further starts in a row that found nothing better than a satisfied best layout
@@ -98,11 +130,14 @@ SETTLING = 2  # starts at a satisfied best layout's energy before PATIENCE may e
 
 @dataclass(frozen=True)
 class PortfolioSettings:
-    starts: int = DEFAULT_STARTS
+    starts: int = DEFAULT_STARTS  # 1: Penrose's single run, whatever the layout
     max_evaluations: int = DEFAULT_MAX_EVALUATIONS
     seconds: float | None = None  # extra starts only; start 0 is bounded by the time limit alone
     # run starts in this many processes at once (energies.optimize.parallel_starts); same layout
     processes: int = 1
+    # the bounds while the best layout is unmet (module docstring); never below starts, max_evaluations
+    unmet_starts: int = UNMET_STARTS
+    unmet_evaluations: int = UNMET_EVALUATIONS
 
 
 @dataclass(frozen=True)
@@ -120,14 +155,66 @@ class PortfolioResult:
     starts: list[StartSummary] = field(default_factory=list)
     cut_short: str | None = None  # why fewer than the allowed starts ran, when a clock decided it
     evaluations: int = 0  # by every start run, also those dropped
-    # "starts", "optimal", "agreement", "settled", "evaluations", "seconds" or "time-limit"
+    # "starts", "optimal", "structure", "agreement", "settled", "evaluations", "seconds" or "time-limit"
     stopped: str = "starts"
 
 
-def portfolio_starts(unknowns: Unknowns, variation: str, count: int) -> list[np.ndarray]:
-    """The initial states of a portfolio: the variation's own, then `count - 1` resampled ones."""
-    first = np.array(unknowns.x0, dtype=np.float64)
-    return [first] + [unknowns.resample(rng_for(f"{variation}\x00start {k}")) for k in range(1, count)]
+class Starts(Sequence[np.ndarray]):
+    """The initial states of a portfolio: the variation's own, then resampled ones, each drawn when
+    first read and kept (most portfolios read a few of the `count`; a large diagram's draw costs
+    milliseconds). For a `diagram` large and structured enough, with two starts or more, its
+    structure's start (energies.optimize.structure) comes first and the others follow it."""
+
+    def __init__(
+        self, unknowns: Unknowns, variation: str, count: int, diagram: Diagram | None = None
+    ) -> None:
+        self.unknowns, self.variation, self.size, self.diagram = unknowns, variation, count, diagram
+        self._made: dict[int, np.ndarray] = {}
+        self._structured: np.ndarray | None = None
+        self._decided = diagram is None or count < 2  # whether `_structured` is known (None: there is none)
+
+    def __len__(self) -> int:
+        return self.size
+
+    @property
+    def structured(self) -> bool:
+        """Whether start 0 is the diagram's structure start (known once a start has been read)."""
+        return self._structured is not None
+
+    def __getitem__(self, k: int | slice) -> Any:
+        if isinstance(k, slice):
+            return [self[i] for i in range(*k.indices(self.size))]
+        if k < 0:
+            k += self.size
+        if not 0 <= k < self.size:
+            raise IndexError(k)
+        if not self._decided:
+            assert self.diagram is not None
+            seed = rng_for(f"{self.variation}\x00structure")
+            self._structured, self._decided = structure_start(self.diagram, self._drawn(0), seed), True
+        if self._structured is None:
+            return self._drawn(k)
+        return self._structured if k == 0 else self._drawn(k - 1)
+
+    def _drawn(self, k: int) -> np.ndarray:
+        """The variation's own start (k = 0) or resampled start k."""
+        if k not in self._made:
+            u, seed = self.unknowns, f"{self.variation}\x00start {k}"
+            self._made[k] = np.array(u.x0, dtype=np.float64) if k == 0 else u.resample(rng_for(seed))
+        return self._made[k]
+
+
+def portfolio_starts(
+    unknowns: Unknowns, variation: str, count: int, diagram: Diagram | None = None
+) -> Starts:
+    """The initial states of a portfolio: the variation's own, then `count - 1` resampled ones; for
+    a `diagram` large and structured enough, with `count` >= 2, its structure's start first."""
+    return Starts(unknowns, variation, count, diagram)
+
+
+def most_starts(settings: PortfolioSettings) -> int:
+    """The most starts a portfolio with these settings may run (a single one when `starts` is 1)."""
+    return max(1, settings.starts) if settings.starts <= 1 else max(settings.starts, settings.unmet_starts)
 
 
 def best_layout(finished: Sequence[OptimizeResult]) -> int:
@@ -139,7 +226,18 @@ def best_layout(finished: Sequence[OptimizeResult]) -> int:
 def _rank(r: OptimizeResult, weight: float) -> tuple[bool, float]:
     """Satisfied first, then the energy at ``weight`` (start 0's)."""
     energy = _energy_at(r, weight)
-    return (r.n_violated > 0, energy if math.isfinite(energy) else math.inf)
+    return (_violated(r), energy if math.isfinite(energy) else math.inf)
+
+
+def _violated(r: OptimizeResult) -> bool:
+    """Whether a constraint is violated that no proof says is constant (OptimizeResult.infeasible)."""
+    return r.n_violated > len(r.infeasible)
+
+
+def _unmet(r: OptimizeResult) -> bool:
+    """Whether such constraints are violated visibly: Σ max(c, 0)² over them of UNMET_PENALTY or more,
+    one of them by UNMET_VIOLATION or more."""
+    return r.penalty - r.infeasible_penalty >= UNMET_PENALTY and r.max_movable_violation >= UNMET_VIOLATION
 
 
 def _energy_at(r: OptimizeResult, weight: float) -> float:
@@ -183,19 +281,34 @@ def optimize_portfolio(
     finished = [first]  # the layouts that count, in start order (result.starts' results)
     if first.status == "TimeLimit":
         return result
-    limit = min(len(starts), max(1, settings.starts))
     objectives = bool(problem.stages) and bool(problem.stages[-1].objectives.any())
-    for k in range(1, limit):
+    for k in range(1, min(len(starts), most_starts(settings))):
         best = result.best
-        if not objectives and best.n_violated == 0 and _energy_at(best, first.weight) < EP_STOP:
+        # While the best layout is unmet the bounds widen (module docstring); it never becomes unmet
+        # again once it is not, so the budget only shrinks, as a portfolio's parallel starts require.
+        unmet = _unmet(best)
+        limit, budget = settings.starts, settings.max_evaluations
+        if unmet:
+            limit, budget = max(limit, settings.unmet_starts), max(budget, settings.unmet_evaluations)
+        if k >= limit:
+            result.stopped = "starts"
+            return result
+        if k == 1 and isinstance(starts, Starts) and starts.structured and not _violated(best):
+            result.stopped = "structure"
+            return result
+        if (
+            not objectives
+            and not _violated(best)
+            and _energy_at(best, first.weight) - (first.weight * best.infeasible_penalty) < EP_STOP
+        ):
             result.stopped = "optimal"
             return result
         evaluations = result.evaluations  # also those of starts that failed or were dropped
-        if evaluations + _room(result.starts) > settings.max_evaluations:
+        if evaluations + _room(result.starts) > budget:
             result.stopped = "evaluations"
             return result
         reached = _reached_best(result, finished)
-        if reached >= AGREEING:
+        if reached >= AGREEING or (unmet and _unanimous(finished)):
             result.stopped = "agreement"
             return result
         if reached >= SETTLING and result.starts[-1].start - result.chosen >= PATIENCE:
@@ -209,9 +322,11 @@ def optimize_portfolio(
             return result
         try:
             # Each iteration costs at least one evaluation: capping iterations at what is left of the
-            # budget keeps a start that wanders (a poor basin, a stiff penalty) within it.
-            wander = max(math.floor(WANDER_FACTOR * first.evaluations), WANDER_FLOOR)
-            cap = min(max_iters, settings.max_evaluations - evaluations, wander)
+            # budget keeps a start that wanders (a poor basin, a stiff penalty) within it; while the
+            # best is unmet, a start may take all that is left.
+            cap = min(max_iters, budget - evaluations)
+            if not unmet:
+                cap = min(cap, max(math.floor(WANDER_FACTOR * first.evaluations), WANDER_FLOOR))
             r = runner(k)(
                 problem, starts[k], max_iters=cap, time_limit=budget_end - now, on_progress=progress_of(k)
             )
@@ -246,7 +361,19 @@ def _reached_best(result: PortfolioResult, finished: Sequence[OptimizeResult]) -
     """How many finished starts reached the best layout: every constraint satisfied, the same energy
     at start 0's weight (none when the best layout leaves a constraint violated)."""
     best, weight = result.best, finished[0].weight
-    if best.n_violated:
+    if _violated(best):
         return 0
     energy = _energy_at(best, weight)
-    return sum(r.n_violated == 0 and _same_minimum(_energy_at(r, weight), energy) for r in finished)
+    return sum(not _violated(r) and _same_minimum(_energy_at(r, weight), energy) for r in finished)
+
+
+def _unanimous(finished: Sequence[OptimizeResult]) -> bool:
+    """Whether UNANIMOUS or more starts ran and every one ended with the same violation: as many
+    constraints violated, by the same Σ max(c, 0)² (within AGREEMENT)."""
+    first = finished[0]
+    return len(finished) >= UNANIMOUS and all(
+        _violated(r)
+        and r.n_violated == first.n_violated
+        and _same_minimum(r.penalty - r.infeasible_penalty, first.penalty - first.infeasible_penalty)
+        for r in finished
+    )

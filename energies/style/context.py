@@ -22,7 +22,7 @@ from typing import Any, NamedTuple
 from energies.diagram import Where
 from energies.lang import style_ast as S
 from energies.lang.ast import Pos
-from energies.lang.match import CollectionMatch, Match
+from energies.lang.match import CollectionMatch, MatchTable
 from energies.lang.substance_env import SubValue, unique_name
 from energies.style.errors import Reporter
 from energies.style.paths import PathTemplate, Resolved, Scope, compile_path, paths_in, substance_scope
@@ -76,7 +76,7 @@ class BlockPlan:
         header_pos: Pos,
         block_text: str,
         namespaces: frozenset[str],
-        matches: tuple[Match, ...] | tuple[CollectionMatch, ...],
+        matches: MatchTable | tuple[CollectionMatch, ...],
     ) -> None:
         self.block_index = block_index
         self.header_pos = header_pos

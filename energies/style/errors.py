@@ -45,3 +45,7 @@ class Reporter:
 
 class SkipFailed(Exception):
     """Raised when a value depends on a field whose own error was already reported."""
+
+
+class BulkFailed(Exception):
+    """A block cannot be evaluated in bulk (`bulk`): its statements need per-match values."""

@@ -38,7 +38,7 @@ from energies.style.context import (
     source_context,
 )
 from energies.style.env import Assignment
-from energies.style.errors import Reporter, SkipFailed
+from energies.style.errors import BulkFailed, Reporter, SkipFailed
 from energies.style.goal_runs import GoalRuns
 from energies.style.goals import Layer, NotAValue
 from energies.style.library_bridge import Library
@@ -72,6 +72,9 @@ class Evaluator:
         self.layers: list[Layer] = []
         self.label_cache: dict[str, Any] = {}
         self.goal_forms: dict[int, goals.GoalForm] = {}  # id(goal statement) -> its checked form
+        # objects standing for "the object a selector variable is bound to" while a block is
+        # evaluated in bulk (`bulk`): scope name -> what its paths read
+        self.hole_scopes: dict[str, Any] = {}
         # path key -> whether its memoized value is a matrix: `m[i][j]` on a large matrix would
         # otherwise scan all of it on every access
         self.matrices: dict[str, bool] = {}
@@ -101,6 +104,8 @@ class Evaluator:
         return value
 
     def compute(self, ref: ObjectRef, source: Any, pos: Pos | None) -> Any:
+        if self.hole_scopes and ref.scope.name in self.hole_scopes:
+            return self.hole_scopes[ref.scope.name].value(ref)
         if source is None:
             raise self.rep.error(pos, f"{ref.field_ref.key} is not defined", "MissingPathError")
         if ref.prop is None:
@@ -312,6 +317,8 @@ class Evaluator:
         if not isinstance(ref, SubstanceRef):
             raise self.rep.error(e.pos, "nameof needs a selector variable", "NotStyleVariableError")
         v = ref.value
+        if v in self.hole_scopes:
+            raise BulkFailed("nameof a variable")
         if isinstance(v, Literal):
             return js_number_string(v.value) if isinstance(v.value, float) else v.value
         return v

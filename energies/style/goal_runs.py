@@ -43,11 +43,15 @@ class _Run:
 
 class GoalRuns:
     def __init__(self) -> None:
-        self.runs: list[_Run] = []
+        self.runs: list[_Run | GoalTable] = []
+
+    def add_table(self, table: GoalTable) -> None:
+        """A table made elsewhere (a block evaluated in bulk), in its place among the goals."""
+        self.runs.append(table)
 
     def add(self, form: GoalForm, args: list[Any], ctx: BlockContext, pos: Pos) -> None:
         last = self.runs[-1] if self.runs else None
-        if last is None or last.form is not form:
+        if last is None or isinstance(last, GoalTable) or last.form is not form:
             last = _Run(form, pos.line, pos.column, ctx.plan.block_text)
             self.runs.append(last)
         last.rows.append(args)
@@ -57,6 +61,9 @@ class GoalRuns:
     def goals(self) -> list[Goal]:
         out: list[Goal] = []
         for run in self.runs:
+            if isinstance(run, GoalTable):
+                out.append(run)
+                continue
             if len(run.rows) >= MIN_TABLE_ROWS and run.rows[0]:  # (a table needs a column)
                 out.append(_table(run))
                 continue

@@ -35,8 +35,8 @@ from energies.lang import style_ast as S
 from energies.lang.ast import Pos
 from energies.lang.errors import DiagramError
 from energies.limits import MAX_SHAPES, check_deadline
+from energies.style import bulk
 from energies.style.context import (
-    INERT_EXPRS,
     BlockContext,
     BlockPlan,
     ExprSource,
@@ -44,12 +44,11 @@ from energies.style.context import (
     ShapeSource,
     source_context,
 )
-from energies.style.env import ANON, Assignment
+from energies.style.env import Assignment
 from energies.style.errors import MAX_ERRORS, Reporter
 from energies.style.evaluate import Evaluator
-from energies.style.paths import ERROR, VARIABLE_FIELD, CollectionRef, ObjectRef
-
-NODE, STATEMENT, INERT = range(3)  # how the walk treats a local field
+from energies.style.paths import CollectionRef, ObjectRef
+from energies.style.roles import INERT, NODE, STATEMENT, LocalRoles, expr_sources, roles_of
 
 
 def dependencies(source: ExprSource, ctx: BlockContext, rep: Reporter) -> list[ObjectRef]:
@@ -68,44 +67,6 @@ def dependencies(source: ExprSource, ctx: BlockContext, rep: Reporter) -> list[O
         elif isinstance(ref, CollectionRef):
             out.extend(ObjectRef(plan.substance_scope(v), collection_field) for v in ref.values)
     return out
-
-
-class _LocalRoles:
-    """Per block, how the walks treat its local fields (computed on first use)."""
-
-    def __init__(self, plan: BlockPlan) -> None:
-        items = plan.layout.items()
-        self.items = items
-        self.shapes = [name for name, source in items if isinstance(source, ShapeSource)]
-        self.roles = [(name, source, _role(name, source)) for name, source in items]
-        reads = [r for _, source in items for e in _expr_sources(source) for r in plan.reads(e.expr)]
-        # Both templates of each path count (bound or not), so these may say more than a match
-        # needs, never less: whether a path can fail (the walk must meet that error in order), and
-        # the fields of Substance objects the scope can read (the shapes it can place).
-        self.path_error = any(t.how == ERROR for r in reads for t in r.templates)
-        self.substance_fields = frozenset(
-            [t.field for r in reads for t in r.templates if t.how == VARIABLE_FIELD and t.prop is None]
-            + [r.collection_field for r in reads if r.collection_field is not None]
-        )
-
-
-def _expr_sources(source: FieldSource) -> list[ExprSource]:
-    return list(source.props.values()) if isinstance(source, ShapeSource) else [source]
-
-
-def _role(name: str, source: FieldSource) -> int:
-    if isinstance(source, ShapeSource):
-        return NODE
-    if isinstance(source.expr, INERT_EXPRS):
-        return INERT
-    return STATEMENT if name.startswith(ANON) else NODE
-
-
-def _roles(plan: BlockPlan, cache: dict[int, _LocalRoles]) -> _LocalRoles:
-    found = cache.get(id(plan))
-    if found is None:
-        found = cache[id(plan)] = _LocalRoles(plan)
-    return found
 
 
 def shape_order(assignment: Assignment, rep: Reporter) -> list[tuple[str, ShapeSource]]:
@@ -132,18 +93,20 @@ def shape_order(assignment: Assignment, rep: Reporter) -> list[tuple[str, ShapeS
 
     def meet(ref: ObjectRef, source: FieldSource) -> None:
         place(ref.key)
-        for expr_source in _expr_sources(source):  # a property's own path is never a shape's
+        for expr_source in expr_sources(source):  # a property's own path is never a shape's
             for dep in dependencies(expr_source, source_context(expr_source, ref.scope), rep):
                 place(dep.key)
 
     for ref, source in assignment.scope_fields("ns"):
         meet(ref, source)
-    roles: dict[int, _LocalRoles] = {}
-    for plan, match_index in assignment.locals.order():
+    roles: dict[int, LocalRoles] = {}
+    walk = assignment.locals.walk()
+    for run, plan, match_index in walk:
         check_deadline("ordering the shapes")
-        local = roles.get(id(plan)) or _roles(plan, roles)
+        local = roles.get(id(plan)) or roles_of(plan, roles)
         if not (local.shapes or local.path_error or any(waiting.get(f) for f in local.substance_fields)):
-            continue  # this scope can neither place a shape nor fail
+            walk.drop(run)  # this block's scopes can neither place a shape nor fail, now or later
+            continue
         scope = plan.context(match_index).scope
         for name in local.shapes:  # a local shape is met no earlier than its own scope
             unplaced[f"{scope.prefix}.{name}"] = _shape(plan, name)
@@ -264,22 +227,29 @@ class _EvaluationWalk:
         self.errors: list[DiagramError] = []
 
     def run_in_penrose_order(self) -> list[DiagramError]:
-        """Build Penrose's graph as its gatherDependencies does, then evaluate in its topological order."""
+        """Build Penrose's graph as its gatherDependencies does, then evaluate in its topological order.
+        Blocks evaluated in bulk (`bulk.eligible`) have no nodes: they are evaluated last."""
         graph = _PenroseGraph()
+        roles: dict[int, LocalRoles] = {}
+        walk = self.assignment.locals.walk()
+        in_bulk: list[int] = []
         try:
             for ref, source in self.assignment.scope_fields("ns"):
                 self.gather(graph, ref, source, None, ref)
-            roles: dict[int, _LocalRoles] = {}
-            for plan, match_index in self.assignment.locals.order():
+            for run, plan, match_index in walk:
+                if bulk.eligible(plan, roles_of(plan, roles), draws=True):
+                    in_bulk.append(run)
+                    walk.drop(run)
+                    continue
                 ctx = plan.context(match_index)
-                for name, source, role in _roles(plan, roles).roles:
+                for name, source, role in roles_of(plan, roles).roles:
                     ref = ObjectRef(ctx.scope, name)
                     item = {NODE: ref, STATEMENT: (source, plan, match_index), INERT: None}[role]
                     self.gather(graph, ref, source, ctx, item)
             for ref, source in self.assignment.scope_fields("sub"):
                 self.gather(graph, ref, source, None, ref)
         except DiagramError:  # a path error: the plain walk meets and reports it where Penrose does
-            return self.run()
+            return self.run(bulk_draws=True)
         try:
             for i in penrose_topsort(graph.preds):
                 item = graph.items[i]
@@ -293,9 +263,22 @@ class _EvaluationWalk:
                         self.ev.eval_statement(graph.keys[i], source, plan.context(match_index))
                 except DiagramError as e:
                     self.failed(e)
+            for run in in_bulk:
+                plan = walk.plans[run]
+                if not self.in_bulk(plan, roles_of(plan, roles), walk.matches_of(run)):
+                    for match_index in walk.matches_of(run).tolist():
+                        self.local_scope(plan.context(match_index), roles_of(plan, roles))
         except _Full:
             pass
         return self.errors
+
+    def in_bulk(self, plan: BlockPlan, local: LocalRoles, order: Any) -> bool:
+        """Evaluate a block in bulk; False when it must be evaluated match by match instead."""
+        try:
+            bulk.evaluate_in_bulk(self.ev, plan, local, order)
+        except bulk.BulkFailed:
+            return False
+        return True
 
     def gather(
         self, graph: _PenroseGraph, ref: ObjectRef, source: FieldSource, ctx: BlockContext | None, item: Any
@@ -320,22 +303,33 @@ class _EvaluationWalk:
         for dep in dependencies(source, context, self.rep):
             graph.edge(dep.key, target)
 
-    def run(self) -> list[DiagramError]:
+    def run(self, bulk_draws: bool = False) -> list[DiagramError]:
+        """Walk Penrose's order; a block that can be is evaluated in bulk where its first match is."""
         try:
             for ref, _ in self.assignment.scope_fields("ns"):
                 self.root(ref)
-            roles: dict[int, _LocalRoles] = {}
-            for plan, match_index in self.assignment.locals.order():
+            roles: dict[int, LocalRoles] = {}
+            walk = self.assignment.locals.walk()
+            tried: set[int] = set()
+            for run, plan, match_index in walk:
                 check_deadline("evaluating the Style")
+                local = roles_of(plan, roles)
+                if run not in tried:
+                    tried.add(run)
+                    if bulk.eligible(plan, local, bulk_draws) and self.in_bulk(
+                        plan, local, walk.matches_of(run)
+                    ):
+                        walk.drop(run)
+                        continue
                 ctx = plan.context(match_index)
-                self.local_scope(ctx, _roles(plan, roles))
+                self.local_scope(ctx, local)
             for ref, _ in self.assignment.scope_fields("sub"):
                 self.root(ref)
         except _Full:
             pass
         return self.errors
 
-    def local_scope(self, ctx: BlockContext, local: _LocalRoles) -> None:
+    def local_scope(self, ctx: BlockContext, local: LocalRoles) -> None:
         scope = ctx.scope
         for name, source, role in local.roles:
             if role == NODE:
@@ -402,6 +396,7 @@ def evaluate_all(
 ) -> list[DiagramError]:
     """Evaluate every field in Penrose's order; the errors found (at most `MAX_ERRORS`).
     `penrose_order` evaluates in the topological order of Penrose's graph (see the module's
-    contract), which a Style that draws random numbers needs."""
+    contract), which a Style that draws random numbers needs. Blocks `bulk.eligible` for it are
+    evaluated in bulk (`energies.style.bulk`)."""
     walk = _EvaluationWalk(ev, assignment, rep)
     return walk.run_in_penrose_order() if penrose_order else walk.run()

@@ -125,7 +125,7 @@ class Library:
             if needs_context:
                 from energies.library.context import FunctionContext
 
-                result = impl(FunctionContext(ev.rng, ev.canvas), *args)  # type: ignore[arg-type]
+                result = impl(FunctionContext(ev.rng, ev.canvas), *args)
             else:
                 result = impl(*args)
         except DiagramError:

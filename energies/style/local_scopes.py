@@ -57,13 +57,48 @@ def trie_sort_keys(hashes: np.ndarray) -> np.ndarray:
     return key
 
 
+class ScopeWalk:
+    """The local scopes in Penrose's map order, as (run, plan, match index); a walk may drop the
+    rest of a block's scopes as it goes (`drop`), so a block of a million matches that needs
+    nothing more costs nothing more."""
+
+    def __init__(self, scopes: LocalScopes) -> None:
+        self.plans = [plan for plan, _ in scopes.runs]
+        self.runs, self.matches = scopes.order_arrays()
+        self.dropped = np.zeros(len(self.plans), bool)
+        self._changed = False
+
+    def drop(self, run: int) -> None:
+        if not self.dropped[run]:
+            self.dropped[run] = True
+            self._changed = True
+
+    def matches_of(self, run: int) -> np.ndarray:
+        """The match indices of one block's scopes, in walk order."""
+        return self.matches[self.runs == run]
+
+    def __iter__(self) -> Iterator[tuple[int, BlockPlan, int]]:
+        todo = np.arange(len(self.runs))
+        runs, matches = self.runs.tolist(), self.matches.tolist()
+        order, i = todo.tolist(), 0
+        while i < len(order):
+            p = order[i]
+            i += 1
+            yield runs[p], self.plans[runs[p]], matches[p]
+            if self._changed:  # keep what is left of the blocks not dropped
+                rest = todo[i:]
+                todo = rest[~self.dropped[self.runs[rest]]]
+                order, i = todo.tolist(), 0
+                self._changed = False
+
+
 class LocalScopes:
     """Per block, how many of its matches have a local scope (a block stops early after too many
     errors); the scopes' fields are the block's layout (`context.BlockPlan`)."""
 
     def __init__(self) -> None:
         self.runs: list[tuple[BlockPlan, int]] = []
-        self._order: tuple[list[int], list[int]] | None = None  # (run, match) per scope, in order
+        self._order: tuple[np.ndarray, np.ndarray] | None = None  # (run, match) per scope, in order
 
     def add_run(self, plan: BlockPlan, count: int) -> None:
         if count:
@@ -73,21 +108,23 @@ class LocalScopes:
     def __len__(self) -> int:
         return sum(count for _, count in self.runs)
 
-    def order(self) -> Iterator[tuple[BlockPlan, int]]:
-        """(block plan, match index) of every local scope, in Penrose's map order."""
+    def walk(self) -> ScopeWalk:
+        """Every local scope, in Penrose's map order (see `ScopeWalk`)."""
+        return ScopeWalk(self)
+
+    def order_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """(run, match index) of every local scope, in Penrose's map order."""
         if self._order is None:
             self._order = self._compute_order()
-        plans = [plan for plan, _ in self.runs]
-        for run, match_index in zip(*self._order, strict=True):
-            yield plans[run], match_index
+        return self._order
 
-    def _compute_order(self) -> tuple[list[int], list[int]]:
+    def _compute_order(self) -> tuple[np.ndarray, np.ndarray]:
         if not self.runs:
-            return [], []
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
         runs = np.concatenate([np.full(count, i, dtype=np.int64) for i, (_, count) in enumerate(self.runs)])
         matches = np.concatenate([np.arange(count, dtype=np.int64) for _, count in self.runs])
         if len(runs) > SMALL_MAP_LIMIT:  # has held more than 8: hash order, ties in creation order
             blocks = np.array([plan.block_index for plan, _ in self.runs], dtype=np.int64)[runs]
             order = np.argsort(trie_sort_keys(pair_hashes(blocks, matches)), kind="stable")
             runs, matches = runs[order], matches[order]
-        return runs.tolist(), matches.tolist()
+        return runs, matches

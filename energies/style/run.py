@@ -27,6 +27,7 @@ from energies.diagram import Diagram, ShapeInstance
 from energies.lang import style_ast as S
 from energies.lang.errors import raise_all, visible_warnings
 from energies.lang.frontend import FrontEnd
+from energies.lang.substance_env import Binding, PredicateFact
 from energies.limits import MAX_CANVAS_SIZE, check_deadline
 from energies.shapes import Canvas, rng_for
 from energies.style import layering
@@ -37,6 +38,7 @@ from energies.style.evaluate import Evaluator
 from energies.style.goals import on_canvas_goals
 from energies.style.graph import draws_numbers, evaluate_all, shape_order
 from energies.style.library_bridge import Library
+from energies.style.penrose_order import PenroseMap
 from energies.style.shapes import sample_defaults
 
 
@@ -52,7 +54,7 @@ def layout_stages(prog: S.StyleProg, rep: Reporter) -> list[str]:
 
 
 def canvas_size(assignment: Assignment, rep: Reporter) -> tuple[float, float]:
-    fields = assignment.namespaces.get("canvas", {})
+    fields = assignment.namespaces.get("canvas") or PenroseMap()
     size = []
     for attr in ("width", "height"):
         source = fields.get(attr)
@@ -151,7 +153,25 @@ def _evaluate_style(
         warnings=warnings,
         variation=variation,
         exclude_warnings=tuple(exclude_warnings),
+        relations=substance_relations(front),
     )
+
+
+def substance_relations(front: FrontEnd) -> list[tuple[str, str]]:
+    """The pairs of objects the Substance's statements relate (`Diagram.relations`), each once."""
+    pairs: dict[tuple[str, str], None] = {}
+    for stmt in front.substance.statements:
+        if isinstance(stmt, PredicateFact):
+            names = [a for a in stmt.args if isinstance(a, str)]
+        elif isinstance(stmt, Binding):
+            names = [stmt.var, *(a for a in stmt.args if isinstance(a, str))]
+        else:
+            continue
+        for i, a in enumerate(names):
+            for b in names[i + 1 :]:
+                if a != b:
+                    pairs.setdefault((a, b) if a < b else (b, a))
+    return list(pairs)
 
 
 def shape_at(diagram: Diagram, name: str) -> ShapeInstance:

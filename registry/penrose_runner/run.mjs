@@ -190,6 +190,8 @@ async function main() {
     energy,
     maxConstrViolation: maxOrZero(constraints),
     nViolated: constraints.filter((c) => c > VIOLATION_TOLERANCE).length,
+    // Penrose's optimizer study (PR #1900) calls a sample a success when this is below 0.1.
+    constraintSum: constraints.reduce((sum, c) => sum + Math.max(c, 0) ** 2, 0),
     maxConstrViolationAllStages: maxOrZero(everyConstraint),
     nViolatedAllStages: everyConstraint.filter((c) => c > VIOLATION_TOLERANCE).length,
     nan: [energy, ...state.varyingValues, ...constraints].some((v) => !Number.isFinite(v)),

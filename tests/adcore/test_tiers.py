@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import adcore
-from adcore import Real, Vec, compile, fn, interp, vjp
+from adcore import Int, Real, Vec, compile, fn, interp, vjp
 from adcore import math as am
 from adcore.wasm import compiled, runtime
 from adcore.wasm.compiled import module_for
@@ -192,3 +192,19 @@ def test_a_large_deferred_module_is_compiled_in_the_background_at_once() -> None
     c = compile(g, tier="deferred")  # above the (test) threshold: "auto"'s background compile
     assert c.tier == "baseline" and c._optimizing is not None
     assert c.wait_optimized(timeout=120)
+
+
+def test_a_module_with_a_host_import_moves_to_optimized_code() -> None:
+    """Each tier has its own engine, and a host import's function type is bound to the engine it is
+    first used with: the optimized instance must import with a type of its own (this aborted)."""
+    n = 300
+    f = fn(
+        [Vec(n, Real), Int],
+        Real,
+        lambda x, k: adcore.sum(n, lambda i: x[i] * x[i], count=k),  # the count's check is a host import
+    )
+    c = adcore.Compiled(f, tier="deferred", bounds_checks=False)
+    c.inputs[0][...] = np.arange(n, dtype=float)
+    assert c.call_raw(10) == sum(i * i for i in range(10))
+    assert c.wait_optimized(timeout=120) and c.tier == "optimized"
+    assert c.call_raw(10) == sum(i * i for i in range(10))

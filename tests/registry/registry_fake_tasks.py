@@ -61,3 +61,21 @@ def energetic(trio: TrioSpec, timeout: float | None, starts: int | None = None) 
 def parallel(trio: TrioSpec, timeout: float | None, processes: int | None = None) -> dict:
     """An ``ok`` row recording the start processes it was given (``processesSeen``)."""
     return {"status": "ok", "totalMs": 1.0, "processesSeen": processes}
+
+
+def violating(trio: TrioSpec, timeout: float | None) -> dict:
+    """An ``ok`` row whose Σ max(c, 0)² (``constraintSum``) is the number after ``~`` in the variation
+    over 20 (0 without one), one constraint violated by its square root."""
+    derived = int(trio.variation.rpartition("~")[2]) if "~" in trio.variation else 0
+    total = derived / 20
+    return {
+        "status": "ok",
+        "compileMs": 10.0,
+        "optimizeMs": 5.0,
+        "totalMs": 16.0,
+        "energy": 1e3 * total,
+        "constraintSum": total,
+        "nViolated": int(total > 0),
+        "maxConstrViolation": total**0.5,
+        "svg": f"<svg xmlns='http://www.w3.org/2000/svg'><text>{trio.key} {derived}</text></svg>",
+    }

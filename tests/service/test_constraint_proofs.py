@@ -9,6 +9,10 @@ though both systems stop short, checked on our compiled constraints against the 
   at least 85/12, which 11 evenly spaced levels reach.
 - geometric-queries/closest-point/test-group: a triangle on three corners of the fixed dashed box
   satisfies every constraint.
+- stochastic-process/stochastic-process on 7 of the harness's 10 variations: the walk the Style draws
+  moves with its start point, and so do the points' labels, each 10 px from its point in a free
+  direction θ; `disjoint(label, path)` therefore depends on θ alone, and its least value over θ is
+  positive (the walk winds around the point): no layout is clean (Σ max(c, 0)² >= 0.1).
 
 Least values are searched with scipy's SLSQP (the largest violation as an epigraph variable).
 """
@@ -137,3 +141,41 @@ def test_closest_point_group_is_satisfiable_with_the_triangle_on_the_box():
     for name, (px, py) in {"p0": (cx - a, cy - b), "p1": (cx + a, cy - b), "p2": (cx - a, cy + b)}.items():
         x[corners[name]] = (px, py)
     assert p.goal_values(x).constraints.max() <= 1e-9
+
+
+# The harness's variations (`~i`) of stochastic-process that no layout can make clean: the point whose
+# label cannot leave the walk, and the least value of its `disjoint` over θ (as this test finds it).
+WALKS = {"~1": ("X0", 10.54), "~3": ("XT", 10.66), "~5": ("X0", 6.18), "~6": ("XT", 9.17),
+         "~7": ("X0", 8.37), "~8": ("XT", 3.69), "~9": ("XT", 3.07)}  # fmt: skip
+
+
+@pytest.mark.parametrize("suffix", sorted(WALKS))
+def test_stochastic_process_labels_cannot_leave_the_walk(suffix: str) -> None:
+    point, least = WALKS[suffix]
+    d = registry_diagram("stochastic-process/stochastic-process", suffix)
+    p = compile_problem(d)
+    # The unknowns: the start point X0.x (2), then the labels' θ of X0 and XT (style:27:19).
+    names = d.unknowns.names
+    assert [n.split(" ")[0] for n in names] == ["`X0`.x", "`X0`.x", "2:0.theta", "2:1.theta"]
+    theta = 2 if point == "X0" else 3
+    [c] = [i for i, n in enumerate(p.constraint_names) if "style:185:4" in n and f"p={point}," in n]
+    x = np.array(d.unknowns.x0)
+
+    def value(x: np.ndarray) -> float:
+        return float(p.goal_values(x).constraints[c])
+
+    # Moving the start moves the walk and both labels alike: the value does not change.
+    moved = x + np.array([37.5, -21.25, 0.0, 0.0])
+    assert value(moved) == pytest.approx(value(x), abs=1e-9)
+    n = 720
+    grid = []
+    for k in range(n):
+        x[theta] = 2 * math.pi * k / n
+        grid.append(value(x))
+    g = np.array(grid)
+    # Between grid points the label moves at most 10·π/n px, and the value moves at most as much
+    # (checked on the grid: the largest change per px of the label's move is 1).
+    step = 10 * 2 * math.pi / n
+    assert np.max(np.abs(np.diff(np.append(g, g[0])))) <= step * (1 + 1e-9)
+    assert g.min() == pytest.approx(least, abs=0.01)
+    assert g.min() - step / 2 > math.sqrt(0.1)

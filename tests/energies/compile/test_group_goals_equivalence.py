@@ -14,9 +14,10 @@ import numpy as np
 import pytest
 
 from energies.compile.goal_list import _active
-from energies.compile.kinds import GoalKind, _row_codes, group_goals, props_of
+from energies.compile.kinds import GoalKind, group_goals, props_of
 from energies.diagram import GoalInstance, ShapeInstance
 from energies.expr import Node, input_node, signature
+from energies.grouping import row_codes
 
 
 def reference_kinds(goals: list[GoalInstance], goal: str) -> list[dict[str, Any]]:
@@ -136,7 +137,7 @@ def test_row_codes_are_equal_exactly_for_equal_rows() -> None:
     big = rng.integers(0, 2, size=(200, 3)) * 2**40 + rng.integers(0, 2, size=(200, 3))
     assert np.prod([float(c) for c in big.max(axis=0) + 1]) > 2**63  # the fallback path
     for rows in (small, big, np.zeros((5, 0), np.int64)):
-        codes = _row_codes(rows)
+        codes = row_codes(rows)
         same_code = codes[:, None] == codes[None, :]
         same_row = (rows[:, None, :] == rows[None, :, :]).all(axis=2)
         assert np.array_equal(same_code, same_row)

@@ -196,3 +196,30 @@ def test_a_stiff_penalty_ends_where_penroses_optimizer_ends(x0: float, x: float,
     assert result.ep_rounds == 2 and result.evaluations < evaluations
     rounds = result.stages[0]
     assert rounds.status == "EPConverged" and 100 - result.x[0] > 0.01  # not the minimizer 100
+
+
+class NanHole(CappedQuadratic):
+    """φ = x², finite everywhere, its gradient NaN for |x| < 0.1 (as where a norm's derivative is
+    0/0); no constraint (its value is -1)."""
+
+    def __init__(self) -> None:
+        self.points: list[float] = []
+
+    def energy_and_grad(self, x: np.ndarray, stage: int, weight: float) -> tuple[float, np.ndarray]:
+        self.points.append(float(x[0]))
+        return float(x[0] ** 2), np.array([np.nan if abs(x[0]) < 0.1 else 2 * x[0]])
+
+    def goal_values(self, x: np.ndarray) -> GoalValues:
+        return GoalValues(np.array([x[0] ** 2]), np.array([-1.0]))
+
+
+def test_a_trial_with_a_non_finite_gradient_fails_armijo() -> None:
+    # Penrose #1903 (after 4.0.0-alpha.5): a trial point whose energy, gradient or coordinates are not
+    # all finite counts as a failed Armijo test. From x0 = 1 (g = 2) the first line search tries t = 1
+    # (x = -1, φ = 1: Armijo fails), t = 1/2 (x = 0: φ = 0 passes Armijo, the gradient is NaN), then
+    # t = 1/4 (x = 1/2: φ = 1/4 passes Armijo, slope -2 >= 0.9 * -4 passes the curvature test).
+    # 4.0.0-alpha.5 took x = 0 as a failed curvature test and tried t = 3/4 (x = -1/2) instead.
+    problem = NanHole()
+    optimize(problem, np.array([1.0]), max_iters=1)
+    assert problem.points[:4] == [1.0, -1.0, 0.0, 0.5]
+    assert -0.5 not in problem.points

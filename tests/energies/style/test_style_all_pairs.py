@@ -190,7 +190,7 @@ def test_local_scope_order_is_immutables_map_order(counts):
     scopes = LocalScopes()
     for block, count in counts:
         scopes.add_run(BlockPlan(block, Pos(1, 1), "", frozenset(), ()), count)
-    got = [(plan.block_index, m) for plan, m in scopes.order()]
+    got = [(plan.block_index, m) for _, plan, m in scopes.walk()]
     assert got == local_scope_order(counts)
 
 
@@ -201,4 +201,4 @@ def test_local_scope_order_of_large_indices():
     scopes = LocalScopes()
     for block, count in counts:
         scopes.add_run(BlockPlan(block, Pos(1, 1), "", frozenset(), ()), count)
-    assert [(p.block_index, m) for p, m in scopes.order()] == local_scope_order(counts)
+    assert [(p.block_index, m) for _, p, m in scopes.walk()] == local_scope_order(counts)

@@ -1,0 +1,568 @@
+"""Exact culling: goals that are constant around the current point are left out of the energy.
+
+Most goals of a large diagram are exactly constant where the layout is: a satisfied `disjoint`
+has penalty max(c, 0)^2 = 0 once its shapes are apart, the graph Style's repulsion is 0 beyond its
+range, `min(5, rectLineDist(...))` is 5 once a label is off an edge. A *box* around the current
+point x̄ (each unknown varying in the stage within ρ_i of its value, the others fixed) is chosen;
+every goal whose energy term is exactly constant on the box is left out of the energy's row
+lists and its constant added once (`energy.energy_function`'s c_obj and c_pen). While the
+optimizer's points stay in the box, the energy and gradient it gets equal the full ones up to
+the rounding of the sum: a constant term has zero gradient on the box. A point that leaves the
+box (a line search's trial point too) moves the box there and the goals are sorted again.
+
+Which goals are constant is decided from the energy's own IR: `adcore.interval` of each kind's
+term, over boxes of its arguments; a point result (lo == hi) proves the term constant on that box
+with that value (the interval contract, docs/interval.md). Candidates are not tried pair by pair:
+each column's objects (the distinct shapes a column of the kind reads, `kinds.KindColumn`) are
+clustered by their current values into a tree (median splits, `LEAF` objects a leaf), and tuples
+of tree nodes, one per column, are tried from the roots down, a tuple covering every row whose
+objects lie in its nodes (the box of a node encloses its objects' boxes). A tuple proved constant
+settles all its rows at once; one that is not is split at its largest node, until leaves; the rows
+of leaf tuples still undecided are tried one by one. Far-apart clusters are settled near the
+roots, so the work follows the goals that matter, not the number of rows; what remains linear
+in the rows is a few numpy passes to list them (`Culler.derive`).
+
+Culling is used where it pays, as measured (`Culler`'s policy), with a box radius that follows the
+optimizer's steps.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+import adcore
+from adcore import Int, Real, Vec, fn, interval
+from adcore import math as am
+
+from .energy import _used
+from .kinds import GoalKind, KindColumn
+
+CULL_MIN_ROWS = 512  # kinds with fewer rows are always evaluated whole
+LEAF = 8  # objects in a leaf of a column's tree
+BATCH = 8192  # node tuples one interval call bounds
+MAX_LEAF_TUPLES = 1 << 22  # a kind whose columns' leaves combine to more is not culled
+REBUILD = 10  # boxes sorted with one index (`KindIndex`) before its trees are built again
+STALE = 2.0  # an index is built again once a sort with it tries this many times its first sort's
+# tuples: its objects have moved away from the clusters it was built on (an optimizer's first
+# steps move everything), and a box whose node tuples span the canvas tries every row
+# The policy (`Culler`):
+FULL_FIRST = 2  # evaluations run whole first, to time a full evaluation
+BACKOFF, BACKOFF_GROWTH = 16, 4  # evaluations run whole after culling did not pay, growing each time
+LIFE = 8.0  # a box's radius, in typical steps between evaluations
+FIRST_RADIUS = 0.01  # the typical step before one is seen, as a share of the unknowns' spread
+MIN_RADIUS = 1e-6  # the smallest radius, as a share of the unknowns' spread
+MAX_RADIUS = 0.05  # the largest (a larger box holds too many goals to pay for itself)
+MOVES = 16  # the typical step is the median of this many last ones (a line search's long trial
+# steps, and the first step of each round, are outliers)
+MEAN = 0.8  # weight of the past in running means of costs and steps
+JUDGE = 3  # culled evaluations before culling is judged on its measured cost
+WORTH = 0.8  # culling stays on while a culled evaluation costs less than this share of a full one
+PAIR = {"lo": Real, "hi": Real}
+
+
+def cullable(kind: GoalKind) -> bool:
+    """Whether culling may pay for a kind: many rows, some column of many objects reading unknowns,
+    and leaf tables of a reasonable size."""
+    used = _used(kind)
+    leaves = math.prod(max(1, -(-c.n_objects // max(1, LEAF // 2))) for c in used)
+    worth = kind.n_rows >= CULL_MIN_ROWS and any(c.width and c.n_objects > 1 for c in used)
+    return worth and leaves <= MAX_LEAF_TUPLES
+
+
+def term_function(kind: GoalKind, kind_fn: adcore.Fn) -> adcore.Fn:
+    """The kind's energy term over its used columns: the value (objectives), max(c, 0)^2 (constraints)."""
+    used = _used(kind)
+    params = [Vec(n, Real) for c in used for n in (c.width, c.n_consts)]
+
+    def body(*vs: Any) -> Any:
+        v = kind_fn(*vs)
+        return v if kind.goal == "objective" else am.max(v, 0.0) ** 2
+
+    return fn(params, Real, body, name=f"{kind_fn.name}_term")
+
+
+def bounds_function(kind: GoalKind, kind_fn: adcore.Fn) -> adcore.Fn:
+    """bounds(per used column: lo_in, hi_in, lo_c, hi_c, node of each tuple; count) -> the term's
+    {"lo", "hi"} over each of the first `count` tuples of nodes: one compiled loop."""
+    used = _used(kind)
+    term = interval(term_function(kind, kind_fn))
+    params: list[Any] = []
+    for c in used:
+        nodes = node_capacity(c)
+        params += [Vec(nodes, Vec(c.width, Real))] * 2 + [Vec(nodes, Vec(c.n_consts, Real))] * 2
+        params.append(Vec(BATCH, Int))
+    params.append(Int)
+
+    def body(*tables: Any) -> Any:
+        count = tables[-1]
+
+        def one(i: Any) -> Any:
+            args = []
+            for k, c in enumerate(used):
+                lo_in, hi_in, lo_c, hi_c, ids = tables[5 * k : 5 * k + 5]
+                node = ids[i]
+                args += [_ranges(c.width, lo_in, hi_in, node), _ranges(c.n_consts, lo_c, hi_c, node)]
+            return term(*args)
+
+        return adcore.vec(BATCH, PAIR, one, count=count)
+
+    return fn(params, Vec(BATCH, PAIR), body, name=f"{kind_fn.name}_bounds")
+
+
+def _ranges(n: int, lo: Any, hi: Any, node: Any) -> Any:
+    """Row `node` of a node table's (lo, hi) pair, as the ranges an interval function takes."""
+    return adcore.vec(n, PAIR, lambda j: {"lo": lo[node][j], "hi": hi[node][j]})
+
+
+def node_capacity(c: KindColumn) -> int:
+    """Rows of a column's node table: its objects, then at most 2n tree nodes."""
+    return 3 * c.n_objects + 2
+
+
+@dataclass
+class Tree:
+    """A column's objects clustered by value: node k covers objects perm[start[k]:end[k]].
+
+    Nodes are numbered in creation order, the root 0; `children[k]` is (-1, -1) for a leaf. Leaves
+    are numbered in the order of their ranges (`leaf_of_node`; -1 for inner nodes), so the leaves
+    under a node are the contiguous range `first_leaf[k]..last_leaf[k]`."""
+
+    perm: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    children: np.ndarray
+    leaf_of_object: np.ndarray
+    first_leaf: np.ndarray
+    last_leaf: np.ndarray
+    leaves: np.ndarray  # the leaf nodes, in leaf order
+    levels: list[np.ndarray]  # the inner nodes by depth, deepest first (each after its descendants)
+
+    @property
+    def n_leaves(self) -> int:
+        return int(self.last_leaf[0]) + 1
+
+    def is_leaf(self, nodes: np.ndarray) -> np.ndarray:
+        return self.children[nodes, 0] < 0
+
+
+def build_tree(points: np.ndarray) -> Tree:
+    """Median splits along the widest coordinate until LEAF objects a node."""
+    n = len(points)
+    perm = np.arange(n)
+    start, end, children = [0], [n], [[-1, -1]]
+    todo = [0]
+    while todo:
+        k = todo.pop()
+        s, e = start[k], end[k]
+        if e - s <= LEAF or points.shape[1] == 0:
+            continue
+        block = points[perm[s:e]]
+        spread = block.max(axis=0) - block.min(axis=0)
+        if not np.any(spread > 0):
+            continue
+        dim = int(np.argmax(spread))
+        half = (e - s) // 2
+        order = np.argpartition(block[:, dim], half)
+        perm[s:e] = perm[s:e][order]
+        for lo, hi in ((s, s + half), (s + half, e)):
+            children.append([-1, -1])
+            start.append(lo)
+            end.append(hi)
+            todo.append(len(start) - 1)
+        children[k] = [len(start) - 2, len(start) - 1]
+    start_a, end_a, children_a = np.array(start), np.array(end), np.array(children)
+    leaves = np.flatnonzero(children_a[:, 0] < 0)
+    leaves = leaves[np.argsort(start_a[leaves])]
+    leaf_of_node = np.full(len(start_a), -1)
+    leaf_of_node[leaves] = np.arange(len(leaves))
+    leaf_of_object = np.empty(n, np.int64)
+    for leaf, node in enumerate(leaves.tolist()):
+        leaf_of_object[perm[start_a[node] : end_a[node]]] = leaf
+    leaf_starts = start_a[leaves]
+    first_leaf = np.searchsorted(leaf_starts, start_a, side="left")
+    last_leaf = np.searchsorted(leaf_starts, end_a, side="left") - 1
+    depth = np.zeros(len(start_a), np.int64)
+    for k in range(len(start_a)):  # children are made after their parent
+        if children_a[k, 0] >= 0:
+            depth[children_a[k]] = depth[k] + 1
+    inner = np.flatnonzero(children_a[:, 0] >= 0)
+    levels = [inner[depth[inner] == level] for level in range(int(depth.max(initial=0)), -1, -1)]
+    return Tree(perm, start_a, end_a, children_a, leaf_of_object, first_leaf, last_leaf, leaves, levels)
+
+
+@dataclass
+class ColumnBoxes:
+    """A column's node table: rows 0..n-1 its objects' boxes, then its tree nodes' (`Tree`)."""
+
+    tree: Tree
+    lo_in: np.ndarray
+    hi_in: np.ndarray
+    lo_c: np.ndarray
+    hi_c: np.ndarray
+
+    @property
+    def n_objects(self) -> int:
+        return len(self.tree.perm)
+
+
+def column_boxes(c: KindColumn, tree: Tree, x: np.ndarray, radius: np.ndarray) -> ColumnBoxes:
+    """Each object's box (its unknowns within their radii, its constants exact) and each node's."""
+    center = x[c.slots] if c.width else np.zeros((c.n_objects, 0))
+    half = radius[c.slots] if c.width else center
+    lo_in, hi_in = _node_boxes(tree, center - half, center + half)
+    lo_c, hi_c = _node_boxes(tree, c.consts, c.consts)
+    return ColumnBoxes(tree, lo_in, hi_in, lo_c, hi_c)
+
+
+def _node_boxes(tree: Tree, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The node table of one kind of value: the objects' (lo, hi), then each tree node's, which
+    encloses its objects': leaves reduce their objects, inner nodes their two children, deepest
+    nodes first (children are made after their parent)."""
+    n, m, width = len(lo), len(tree.start), lo.shape[1]
+    out_lo, out_hi = np.empty((n + m, width)), np.empty((n + m, width))
+    out_lo[:n], out_hi[:n] = lo, hi
+    if not width:
+        return out_lo, out_hi
+    leaves = tree.leaves
+    ordered_lo, ordered_hi = lo[tree.perm], hi[tree.perm]
+    out_lo[n + leaves] = np.minimum.reduceat(ordered_lo, tree.start[leaves], axis=0)
+    out_hi[n + leaves] = np.maximum.reduceat(ordered_hi, tree.start[leaves], axis=0)
+    for level in tree.levels:
+        a, b = n + tree.children[level, 0], n + tree.children[level, 1]
+        out_lo[n + level] = np.minimum(out_lo[a], out_lo[b])
+        out_hi[n + level] = np.maximum(out_hi[a], out_hi[b])
+    return out_lo, out_hi
+
+
+Bounds = Callable[[list[ColumnBoxes], np.ndarray], tuple[np.ndarray, np.ndarray]]
+
+
+@dataclass
+class KindIndex:
+    """A cullable kind's rows grouped by the leaves of its columns' trees, built at some point and
+    kept for `REBUILD` boxes, or until a sort tries `STALE` times what its first did (a tree stays
+    valid as its objects move; only its boxes loosen).
+
+    Leaf tuples are numbered in mixed radix over the columns' leaf counts (`shape`); the rows of
+    leaf tuple t are `order[starts[t]:starts[t + 1]]`; `counts[stage]` is a summed-area table of
+    each leaf tuple's rows in that stage (one more entry along every axis), from which the rows a
+    node tuple covers are counted in 2^columns reads."""
+
+    trees: list[Tree]
+    shape: tuple[int, ...]
+    key: np.ndarray  # each row's leaf tuple
+    order: np.ndarray
+    starts: np.ndarray
+    counts: dict[int, np.ndarray]
+    boxes: int = 0  # boxes sorted with it
+    first_tried: int = 0  # bounds its first sort computed
+    stale: bool = False  # a later sort computed more than STALE times as many: build it again
+
+    def stage_counts(self, stage: int, in_stage: np.ndarray) -> np.ndarray:
+        found = self.counts.get(stage)
+        if found is None:
+            per_tuple = np.bincount(self.key[in_stage], minlength=math.prod(self.shape)).reshape(self.shape)
+            found = np.zeros(tuple(n + 1 for n in self.shape))
+            inner = tuple(slice(1, None) for _ in self.shape)
+            found[inner] = per_tuple
+            for axis in range(len(self.shape)):
+                found = np.cumsum(found, axis=axis)
+            self.counts[stage] = found
+        return found
+
+
+def index_kind(kind: GoalKind, x: np.ndarray) -> KindIndex:
+    used = _used(kind)
+    trees = [build_tree(x[c.slots] if c.width else c.consts) for c in used]
+    shape = tuple(t.n_leaves for t in trees)
+    key = np.zeros(kind.n_rows, np.int64)
+    for t, c in zip(trees, used):
+        key = key * t.n_leaves + t.leaf_of_object[c.obj]
+    order = np.argsort(key, kind="stable")
+    starts = np.concatenate([[0], np.cumsum(np.bincount(key, minlength=math.prod(shape)))])
+    return KindIndex(trees, shape, key, order, starts, {})
+
+
+@dataclass
+class Sorted:
+    """One kind sorted at a box: the rows left in (ascending) and what the others add up to."""
+
+    rows: np.ndarray
+    constant: float
+    tried: int  # node tuples and rows whose bounds were computed
+
+
+def sort_kind(
+    kind: GoalKind,
+    index: KindIndex,
+    boxes: list[ColumnBoxes],
+    bounds: Bounds,
+    counts: np.ndarray,
+    in_stage: np.ndarray,
+) -> Sorted:
+    """Split the rows of `kind` in the stage (`in_stage`, bool per row; `counts`, its summed-area
+    table) into those left in and those constant on the box (see the module docstring)."""
+    used = _used(kind)
+    trees = index.trees
+    offsets = np.array([b.n_objects for b in boxes])  # a column's tree nodes follow its objects
+    frontier = np.zeros((1, len(used)), np.int64)
+    constant, tried = 0.0, 0
+    open_leaves: list[np.ndarray] = []
+    while len(frontier):
+        lo, hi = bounds(boxes, frontier + offsets)
+        tried += len(frontier)
+        point = lo == hi
+        if point.any():
+            covered = _covered(trees, counts, frontier[point])
+            constant += float(np.dot(lo[point], covered))
+        rest = frontier[~point]
+        inner = np.stack([~t.is_leaf(rest[:, k]) for k, t in enumerate(trees)], axis=1)
+        splits = inner.any(axis=1)
+        open_leaves.append(rest[~splits])  # leaf tuples not settled: their rows are tried one by one
+        sizes = np.stack([t.end[rest[:, k]] - t.start[rest[:, k]] for k, t in enumerate(trees)], axis=1)
+        sizes[~inner] = -1
+        rest, split = rest[splits], np.argmax(sizes[splits], axis=1)
+        left, right = rest.copy(), rest.copy()
+        for k, t in enumerate(trees):
+            pick = split == k
+            left[pick, k] = t.children[rest[pick, k], 0]
+            right[pick, k] = t.children[rest[pick, k], 1]
+        frontier = np.concatenate([left, right])
+    rows = _rows_of(index, np.concatenate(open_leaves))
+    rows = rows[in_stage[rows]]
+    left_in = []
+    for s in range(0, len(rows), BATCH):
+        part = rows[s : s + BATCH]
+        lo, hi = bounds(boxes, np.stack([c.obj[part] for c in used], axis=1).astype(np.int64))
+        tried += len(part)
+        point = lo == hi
+        constant += float(lo[point].sum())
+        left_in.append(part[~point])
+    rows_in = np.sort(np.concatenate(left_in)) if left_in else np.zeros(0, np.int64)
+    return Sorted(rows_in, constant, tried)
+
+
+def _covered(trees: list[Tree], counts: np.ndarray, tuples: np.ndarray) -> np.ndarray:
+    """How many rows of the stage each node tuple covers: its leaf ranges form a box of the leaf
+    table, counted from the summed-area table by inclusion and exclusion of the box's corners."""
+    total = np.zeros(len(tuples))
+    for corner in range(1 << len(trees)):
+        index, sign = [], 1.0
+        for k, t in enumerate(trees):
+            nodes = tuples[:, k]
+            if (corner >> k) & 1:
+                index.append(t.last_leaf[nodes] + 1)
+            else:
+                index.append(t.first_leaf[nodes])
+                sign = -sign
+        total += sign * counts[tuple(index)]
+    return total
+
+
+def _rows_of(index: KindIndex, leaf_tuples: np.ndarray) -> np.ndarray:
+    """The rows of the given leaf tuples (node tuples whose nodes are all leaves)."""
+    if not len(leaf_tuples):
+        return np.zeros(0, np.int64)
+    flat = np.zeros(len(leaf_tuples), np.int64)
+    for k, t in enumerate(index.trees):
+        flat = flat * t.n_leaves + t.first_leaf[leaf_tuples[:, k]]
+    first, last = index.starts[flat], index.starts[flat + 1]
+    lengths = last - first
+    total = int(lengths.sum())
+    if not total:
+        return np.zeros(0, np.int64)
+    shift = np.repeat(first - (np.cumsum(lengths) - lengths), lengths)
+    return index.order[np.arange(total) + shift]
+
+
+class CompiledBounds:
+    """A kind's `bounds_function`, compiled, called on batches of node tuples."""
+
+    def __init__(self, kind: GoalKind, f: adcore.Fn, time_limit: float | None) -> None:
+        self.used = _used(kind)
+        self.compiled = adcore.Compiled(f, time_limit=time_limit, bounds_checks=False)
+        self._boxes: list[ColumnBoxes] | None = None  # whose node tables the memory holds
+
+    def __call__(self, boxes: list[ColumnBoxes], ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        c = self.compiled
+        if self._boxes is not boxes:  # a new box: its node tables, written once for all its calls
+            for k, b in enumerate(boxes):
+                n = len(b.lo_in)
+                for j, array in enumerate((b.lo_in, b.hi_in, b.lo_c, b.hi_c)):
+                    c.input(5 * k + j)[:n] = array
+            self._boxes = boxes
+        lo_out, hi_out = np.empty(len(ids)), np.empty(len(ids))
+        for s in range(0, len(ids), BATCH):
+            part = ids[s : s + BATCH]
+            for k in range(len(boxes)):
+                c.input(5 * k + 4)[: len(part)] = part[:, k]
+            c.call_raw(len(part))
+            lo_out[s : s + len(part)] = c.output(0)[: len(part)]
+            hi_out[s : s + len(part)] = c.output(1)[: len(part)]
+        return lo_out, hi_out
+
+
+class Culler:
+    """The box around the current point, the rows left in at it, and when culling pays.
+
+    Policy (each number measured, none assumed): the first evaluations run whole and time a full
+    evaluation. Then goals are culled, at a box whose radius is `LIFE` times the typical distance
+    (in each unknown, the largest; the median of the last `MOVES`) between consecutive evaluation
+    points, so that a box lasts about `LIFE` evaluations; the time of a culled evaluation counts its
+    share of sorting the box. Culling
+    stops when it does not pay: at once when the first box's sorting spread over `LIFE` evaluations
+    already exceeds `WORTH` of a full evaluation, else when the measured cost of culled evaluations
+    does (large steps early in a layout: every point leaves its box). The energy then runs whole
+    for `BACKOFF` evaluations, `BACKOFF_GROWTH` times longer each time, and culling is tried again.
+    A point outside the box is evaluated whole once before the box moves (`strays`; the caller,
+    energies.compile.problem, keeps the box): a line search's long trial step, followed by shorter
+    ones, would otherwise sort a box that lasts one evaluation.
+    Each layout stage has other goals, unknowns and steps, so other costs: a new stage starts the
+    policy afresh, its steps too (the last steps of a converged stage are far shorter than the
+    first of the next, whose boxes they would size).
+    """
+
+    def __init__(
+        self,
+        kinds: Sequence[GoalKind],
+        kind_fns: Sequence[adcore.Fn],
+        bounds_fns: dict[int, adcore.Fn | None],
+        time_limit: float | None,
+    ) -> None:
+        self.kinds = list(kinds)
+        self.kind_fns = kind_fns
+        self.bounds_fns = bounds_fns  # shared by problems of one structure (energies.compile.problem)
+        self.time_limit = time_limit
+        self.which = [k for k, kind in enumerate(kinds) if cullable(kind)]
+        self.bounds: dict[int, CompiledBounds] | None = None  # compiled when first needed
+        self.indexes: dict[int, KindIndex] = {}
+        self.center: np.ndarray | None = None
+        self.radius: np.ndarray | None = None  # per unknown: ρ where it varies, 0 where it is fixed
+        # policy state (see the class docstring)
+        self.full_cost: float | None = None  # seconds of a full evaluation (running mean)
+        self.cull_cost: float | None = None  # seconds of a culled one, sorting included
+        self.culled_runs = 0  # culled evaluations since culling was last turned on
+        self.pending = 0.0  # seconds of sorting not yet charged to an evaluation
+        self.step: float | None = None  # typical largest change of an unknown between evaluations
+        self.moves: list[float] = []  # the last MOVES such changes
+        self.new_moves = False  # moves came since `step` was taken (it is taken when a box is sized:
+        # a median at every evaluation cost more than a small diagram's energy)
+        self.last: np.ndarray | None = None
+        self.strays = 0  # points outside the box in a row (set by the caller)
+        self.off_until = FULL_FIRST  # evaluations before which the energy runs whole
+        self.backoff = BACKOFF
+        self.evaluations = 0
+        self.boxes = 0  # boxes sorted (for benchmarks and tests)
+        self.tried = 0  # bounds computed, all boxes
+
+    def _compiled_bounds(self) -> dict[int, CompiledBounds]:
+        """Each cullable kind's bounds, compiled (the first time culling sorts goals): the bounds
+        function of a kind of this structure is traced once per process (`bounds_fns`), its module
+        compiled once (adcore's module cache). Kinds using a primitive without an interval rule are
+        evaluated whole."""
+        if self.bounds is None:
+            self.bounds = {}
+            for k in self.which:
+                if k not in self.bounds_fns:
+                    try:
+                        self.bounds_fns[k] = bounds_function(self.kinds[k], self.kind_fns[k])
+                    except adcore.AdcoreError:
+                        self.bounds_fns[k] = None
+                f = self.bounds_fns[k]
+                if f is not None:
+                    self.bounds[k] = CompiledBounds(self.kinds[k], f, self.time_limit)
+            self.which = list(self.bounds)
+        return self.bounds
+
+    def new_stage(self) -> None:
+        """A stage has other goals and unknowns, so other costs: its policy starts afresh."""
+        self.full_cost = self.cull_cost = None
+        self.culled_runs = 0
+        self.pending = 0.0
+        self.off_until = self.evaluations + FULL_FIRST
+        self.backoff = BACKOFF
+        self.center = None
+        self.step, self.moves, self.strays, self.new_moves = None, [], 0, False
+
+    def wants(self) -> bool:
+        """Whether the next evaluation should be culled."""
+        return bool(self.which) and self.evaluations >= self.off_until and self.full_cost is not None
+
+    def inside(self, x: np.ndarray) -> bool:
+        return self.center is not None and bool(np.all(np.abs(x - self.center) <= self.radius))
+
+    def observe(self, x: np.ndarray, seconds: float, culled: bool) -> None:
+        """One evaluation at x took `seconds`, culled or whole: update the costs, step and policy."""
+        if self.last is not None and len(x) == len(self.last):
+            self.moves.append(float(np.max(np.abs(x - self.last), initial=0.0)))
+            del self.moves[:-MOVES]
+            self.new_moves = True
+        self.last = x.copy()
+        self.evaluations += 1
+        if not culled:
+            self.full_cost = _mean(self.full_cost, seconds)
+            return
+        if self.full_cost is None:  # nothing to judge against (culling was asked for)
+            self.pending = 0.0
+            return
+        first = self.culled_runs == 0
+        if first and self.pending / LIFE + seconds > WORTH * self.full_cost:
+            self._stop()
+            return
+        seconds += self.pending
+        self.pending = 0.0
+        self.cull_cost = _mean(None if first else self.cull_cost, seconds)
+        self.culled_runs += 1
+        if self.culled_runs >= JUDGE and self.cull_cost > WORTH * self.full_cost:
+            self._stop()
+
+    def _stop(self) -> None:
+        """Culling did not pay: whole evaluations for a while (see the class docstring)."""
+        self.off_until = self.evaluations + self.backoff
+        self.backoff *= BACKOFF_GROWTH
+        self.culled_runs = 0
+        self.pending = 0.0
+        self.center = None
+
+    def derive(
+        self, x: np.ndarray, stage: int, varying: np.ndarray, in_stage: Sequence[np.ndarray]
+    ) -> dict[int, Sorted]:
+        """Move the box to x and sort each cullable kind's rows of the stage (`in_stage[k]`)."""
+        start = time.perf_counter()
+        bounds = self._compiled_bounds()
+        spread = float(np.ptp(x[varying])) if varying.any() else 1.0
+        if self.new_moves:
+            self.step, self.new_moves = float(np.median(self.moves)), False
+        typical = self.step if self.step is not None else FIRST_RADIUS * spread
+        scale = min(max(LIFE * typical, MIN_RADIUS * max(spread, 1.0)), MAX_RADIUS * max(spread, 1.0))
+        radius = self.radius = np.where(varying, scale, 0.0)
+        self.center = x.copy()
+        out = {}
+        for k in bounds:
+            kind = self.kinds[k]
+            index = self.indexes.get(k)
+            if index is None or index.boxes >= REBUILD or index.stale:
+                index = self.indexes[k] = index_kind(kind, x)
+            index.boxes += 1
+            boxes = [column_boxes(c, t, x, radius) for c, t in zip(_used(kind), index.trees)]
+            counts = index.stage_counts(stage, in_stage[k])
+            sorted_ = sort_kind(kind, index, boxes, bounds[k], counts, in_stage[k])
+            if index.boxes == 1:
+                index.first_tried = sorted_.tried
+            index.stale = sorted_.tried > STALE * max(index.first_tried, CULL_MIN_ROWS)
+            self.tried += sorted_.tried
+            out[k] = sorted_
+        self.boxes += 1
+        self.pending += time.perf_counter() - start
+        return out
+
+
+def _mean(mean: float | None, value: float) -> float:
+    """A running mean that weighs the past by MEAN (the first value starts it)."""
+    return value if mean is None else MEAN * mean + (1 - MEAN) * value

@@ -1,0 +1,41 @@
+"""Grouping rows by integer codes, in bulk: the numpy passes that sort goals and matches into kinds."""
+
+from __future__ import annotations
+
+from math import prod
+
+import numpy as np
+
+
+def runs(codes: np.ndarray) -> list[np.ndarray]:
+    """Indices of equal codes, one ascending array per distinct code."""
+    if len(codes) == 0 or (codes == codes[0]).all():  # one run: no sort (500,000 pairs of one kind)
+        return [np.arange(len(codes))]
+    order = np.argsort(codes, kind="stable")
+    ordered = codes[order]
+    cuts = np.flatnonzero(ordered[1:] != ordered[:-1]) + 1
+    return np.split(order, cuts)
+
+
+def row_codes(rows: np.ndarray) -> np.ndarray:
+    """One int64 per row, equal exactly when the rows are equal (rows of non-negative ints)."""
+    if rows.shape[1] == 0:
+        return np.zeros(len(rows), np.int64)
+    radix = [int(r) for r in rows.max(axis=0) + 1]
+    if prod(radix) >= 2**63:  # mixed radix would overflow: number the distinct rows instead
+        return np.unique(rows, axis=0, return_inverse=True)[1].reshape(-1)
+    codes = np.zeros(len(rows), np.int64)
+    for column, r in zip(rows.T, radix):  # mixed radix, the last column varying fastest
+        codes *= r
+        codes += column
+    return codes
+
+
+def first_appearance(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct keys numbered in order of first appearance: (position of each one's first
+    appearance, the number of each key), so that numbering depends on the keys' order only."""
+    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    return first[order], rank[inverse.reshape(-1)]

@@ -1,0 +1,252 @@
+"""Exact culling: the energy with constant goals left out against the full energy, and the pieces
+of the broad phase against brute force.
+
+Oracles: the same compiled energy with every goal listed (`culling=False`), at the box's center and
+at random points inside the box (where the culled energy claims to be exact) and outside it (where
+the box moves); brute-force counts of rows per leaf tuple and per node tuple; hand-made costs for
+the policy.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from energies.compile import culling
+from energies.compile.culling import Culler, build_tree, index_kind
+from energies.compile.problem import CompiledProblem
+from energies.diagram import Column, Diagram, GoalTable, ShapeInstance, Unknowns
+from energies.diagram_build import build_diagram
+from energies.expr import input_node
+from service.trios import load_trio
+
+REGISTRY = Path(__file__).resolve().parents[3] / ".." / "shared" / "penrose-registry"
+
+
+def circles(n: int, seed: int, spread: float, r: float = 6.0) -> Diagram:
+    """n circles (unknown centers, fixed radii) with all pairs disjoint (a penalty exactly 0 once
+    apart) and not too close (1 / d^2: constant nowhere), stated as goal tables."""
+    rng = np.random.default_rng(seed)
+    unknowns = Unknowns()
+    shapes = []
+    for k in range(n):
+        c = [input_node(unknowns.add(rng.uniform(-spread, spread), f"c{k}.{a}")) for a in "xy"]
+        shapes.append(ShapeInstance(f"c{k}", "Circle", {"center": c, "r": r + k % 3, "strokeWidth": 0.0}))
+    i, j = (np.array(v) for v in zip(*itertools.combinations(range(n), 2)))
+    pad = Column.shared(1.5, len(i))
+    goals = [
+        GoalTable("constraint", "disjoint", [Column(shapes, i), Column(shapes, j), pad]),
+        GoalTable("objective", "notTooClose", [Column(shapes, i), Column(shapes, j)]),
+    ]
+    return Diagram((2 * spread, 2 * spread), shapes, goals, unknowns)
+
+
+def forced(problem: CompiledProblem) -> Culler:
+    """The problem's culler, made to cull at every evaluation (the policy is tested apart)."""
+    c = problem.culler
+    assert c is not None
+    c.wants = lambda: True  # type: ignore[method-assign]
+    return c
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_culled_energy_and_gradient_equal_the_full_ones_in_and_out_of_the_box(seed: int) -> None:
+    d = circles(120, seed, spread=300.0)
+    full = CompiledProblem(d, cache=None, culling=False)
+    culled = CompiledProblem(d, cache=None, culling=True)
+    c = forced(culled)
+    assert len(c.which) == 2  # both tables are worth trying
+    rng = np.random.default_rng(seed)
+    x = np.array(d.unknowns.x0)
+    pairs = 120 * 119 // 2
+    listed = lambda name: next(n for k, n in zip(culled.kinds, culled.counts) if k.name == name)  # noqa: E731
+    for weight in (1.0, 1e3):
+        e, g = culled.energy_and_grad(x, 0, weight)
+        if weight > 1.0:  # (the box is where the jumps below took it)
+            assert e == pytest.approx(full.energy_and_grad(x, 0, weight)[0], rel=1e-12, abs=1e-9)
+            continue
+        assert c.inside(x) and listed("notTooClose") == pairs  # constant nowhere: all left in
+        # disjoint: only pairs that may overlap somewhere in the box (centers moving by the radius
+        # in x and y) are left in, and they are few
+        k = next(k for k, kind in enumerate(culled.kinds) if kind.name == "disjoint")
+        left_in = culled.lists[k]
+        (ca, ra), (cb, rb) = (
+            (x[col.slots[col.obj[left_in]]], col.consts[col.obj[left_in], 0])
+            for col in culled.kinds[k].columns[:2]
+        )
+        gap = np.linalg.norm(ca - cb, axis=1) - ra - rb - 1.5
+        assert np.all(gap < 2 * math.sqrt(2) * c.radius[0] + 1e-9)
+        assert 0 < len(left_in) < pairs / 4
+        points = [x + rng.uniform(-1, 1, len(x)) * c.radius * 0.999 for _ in range(5)]  # inside
+        points += [x + rng.normal(0, 3 * c.radius[0], len(x)) for _ in range(3)]  # outside: the box moves
+        for p in [x, *points]:
+            e, g = culled.energy_and_grad(p, 0, weight)
+            e_full, g_full = full.energy_and_grad(p, 0, weight)
+            assert e == pytest.approx(e_full, rel=1e-12, abs=1e-9)
+            np.testing.assert_allclose(g, g_full, rtol=1e-12, atol=1e-12 * max(1.0, np.abs(g_full).max()))
+    assert c.boxes >= 3
+
+
+def test_culled_goals_are_left_out_and_their_constants_added(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Far-apart circles on a box of radius 1: every disjoint penalty is 0 but that of the two
+    circles on top of each other, and what is left out adds 0."""
+    d = circles(60, 0, spread=3000.0)
+    culled = CompiledProblem(d, cache=None, culling=True)
+    forced(culled)
+    x = np.array(d.unknowns.x0)
+    x[2:4] = x[0:2]  # circles 0 and 1 on top of each other
+    # the first box's radius (no step seen yet): LIFE * FIRST_RADIUS * the unknowns' spread = 1
+    monkeypatch.setattr(culling, "FIRST_RADIUS", 1 / (culling.LIFE * float(np.ptp(x))))
+    e, _ = culled.energy_and_grad(x, 0, 1.0)
+    assert [n for k, n in zip(culled.kinds, culled.counts) if k.name == "disjoint"] == [1]  # (0, 1)
+    assert culled.culled == (0.0, 0.0)
+    full = CompiledProblem(d, cache=None, culling=False)
+    assert e == pytest.approx(full.energy_and_grad(x, 0, 1.0)[0], rel=1e-12)
+
+
+def test_a_tree_partitions_its_objects_into_leaves_of_contiguous_ranges() -> None:
+    rng = np.random.default_rng(3)
+    points = rng.normal(size=(500, 2))
+    t = build_tree(points)
+    assert sorted(t.perm.tolist()) == list(range(500))
+    leaves = t.leaves
+    assert np.all(t.end[leaves] - t.start[leaves] <= culling.LEAF)
+    assert np.array_equal(
+        t.leaf_of_object[t.perm], np.repeat(np.arange(len(leaves)), t.end[leaves] - t.start[leaves])
+    )
+    for k in range(len(t.start)):  # a node's leaves: a contiguous range covering exactly its objects
+        covered = t.perm[t.start[leaves[t.first_leaf[k]]] : t.end[leaves[t.last_leaf[k]]]]
+        assert sorted(covered.tolist()) == sorted(t.perm[t.start[k] : t.end[k]].tolist())
+
+
+def test_rows_per_leaf_and_node_tuple_match_brute_force() -> None:
+    d = circles(90, 5, spread=200.0)
+    p = CompiledProblem(d, cache=None, culling=True)
+    kind = next(k for k in p.kinds if k.name == "disjoint")
+    x = np.array(d.unknowns.x0)
+    index = index_kind(kind, x)
+    used = [c for c in kind.columns if c.width or c.n_consts]
+    leaf = np.stack([t.leaf_of_object[c.obj] for t, c in zip(index.trees, used)], axis=1)
+    in_stage = np.random.default_rng(0).random(kind.n_rows) < 0.7
+    counts = index.stage_counts(0, in_stage)
+    rng = np.random.default_rng(1)
+    for _ in range(50):  # random node tuples: the rows they cover, counted two ways
+        nodes = [int(rng.integers(len(t.start))) for t in index.trees]
+        inside = np.ones(kind.n_rows, bool)
+        for k, (t, node) in enumerate(zip(index.trees, nodes)):
+            inside &= (leaf[:, k] >= t.first_leaf[node]) & (leaf[:, k] <= t.last_leaf[node])
+        got = culling._covered(index.trees, counts, np.array([nodes]))[0]
+        assert got == np.count_nonzero(inside & in_stage)
+    some = np.array([[t.leaves[rng.integers(t.n_leaves)] for t in index.trees] for _ in range(20)])
+    rows = culling._rows_of(index, some)
+    expected = [
+        r
+        for tuple_ in some.tolist()
+        for r in np.flatnonzero(
+            np.all(leaf == [t.first_leaf[n] for t, n in zip(index.trees, tuple_)], axis=1)
+        ).tolist()
+    ]
+    assert sorted(rows.tolist()) == sorted(expected)
+
+
+def test_culling_stops_when_it_does_not_pay_and_tries_again_later() -> None:
+    c = Culler([], [], {}, None)
+    c.which = [0]  # a kind to cull, as far as the policy is concerned
+    x = np.zeros(3)
+    for _ in range(culling.FULL_FIRST):
+        assert not c.wants()
+        c.observe(x, 0.010, culled=False)
+    assert c.wants()
+    c.pending = 1.0  # the first box took a second to sort: a tenth of a full evaluation is not won back
+    c.observe(x, 0.001, culled=True)
+    assert not c.wants()
+    for _ in range(culling.BACKOFF - 1):
+        c.observe(x, 0.010, culled=False)
+        assert not c.wants()
+    c.observe(x, 0.010, culled=False)
+    assert c.wants()  # tried again, with cheap boxes now: culling stays on
+    for _ in range(2 * culling.JUDGE):
+        c.pending = 0.001
+        c.observe(x, 0.002, culled=True)
+        assert c.wants()
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "graph-domain/textbook/sec2/fig6",
+        "graph-domain/other-examples/arpanet",
+        "structural-formula/molecules/caffeine",
+        "box-arrow-diagram/computer-architecture",
+    ],
+)
+def test_registry_trios_cull_exactly(monkeypatch: pytest.MonkeyPatch, key: str) -> None:
+    """Graph Styles (repulsion, label boxes, label-edge distance, polygons), molecules, box-arrows."""
+    trio = REGISTRY / f"{key}.trio.json"
+    if not trio.exists():
+        pytest.skip(f"{trio} is not here")
+    spec = load_trio(trio)
+    d = build_diagram(spec.domain, spec.substance, spec.style, spec.variation, ())
+    monkeypatch.setattr(culling, "CULL_MIN_ROWS", 8)
+    full = CompiledProblem(d, cache=None, culling=False)
+    culled = CompiledProblem(d, cache=None, culling=True)
+    c = forced(culled)
+    assert c.which
+    rng = np.random.default_rng(2)
+    x = np.array(d.unknowns.x0)
+    for s, stage in enumerate(culled.stages):
+        moving = stage.varying  # a goal culled as constant may read fixed unknowns, whose entries differ
+        for p in [x, x + rng.uniform(-0.5, 0.5, len(x)) * moving, x + rng.normal(0, 20, len(x)) * moving]:
+            e, g = culled.energy_and_grad(p, s, 1e2)
+            e_full, g_full = full.energy_and_grad(p, s, 1e2)
+            assert e == pytest.approx(e_full, rel=1e-12, abs=1e-9)
+            scale = max(1.0, np.abs(g_full).max())
+            np.testing.assert_allclose(g[moving], g_full[moving], rtol=1e-12, atol=1e-12 * scale)
+
+
+def test_one_point_outside_the_box_runs_whole_and_keeps_the_box() -> None:
+    """A line search's long trial step: evaluated whole, the box kept for the shorter steps back
+    inside it; a second point outside in a row moves the box."""
+    d = circles(120, 1, spread=300.0)
+    culled, full = CompiledProblem(d, cache=None, culling=True), CompiledProblem(d, cache=None, culling=False)
+    c = forced(culled)
+    x = np.array(d.unknowns.x0)
+    culled.energy_and_grad(x, 0, 1.0)
+    boxes, whole = c.boxes, [len(rows) for rows in culled._whole]
+    far = x + 10 * c.radius
+    for p, box_moves in ((far, False), (x, False), (far, False), (far + 10 * c.radius, True)):
+        e, g = culled.energy_and_grad(p, 0, 1.0)
+        assert e == pytest.approx(full.energy_and_grad(p, 0, 1.0)[0], rel=1e-12)
+        np.testing.assert_allclose(g, full.energy_and_grad(p, 0, 1.0)[1], rtol=1e-12, atol=1e-9)
+        outside_first = not box_moves and not c.inside(p)
+        assert (culled.counts == whole) == outside_first  # run whole exactly when first outside
+        assert c.boxes == boxes + box_moves
+
+
+def test_an_index_whose_objects_moved_away_is_built_again() -> None:
+    """The trees are built where the objects were; once they have all moved elsewhere (shuffled)
+    a sort tries nearly every row, and the next box builds the index again, after which a sort
+    tries what a fresh problem's does."""
+    d = circles(200, 2, spread=300.0)
+    culled, fresh = CompiledProblem(d, cache=None, culling=True), CompiledProblem(d, cache=None, culling=True)
+    c, f = forced(culled), forced(fresh)
+    x = np.array(d.unknowns.x0)
+    culled.energy_and_grad(x, 0, 1.0)
+    k = next(k for k, kind in enumerate(culled.kinds) if kind.name == "disjoint")
+    first = c.indexes[k]
+    moved = x.reshape(-1, 2)[np.random.default_rng(0).permutation(200)].ravel()
+    for p in (moved, moved + 1e-3):
+        c.center, c.strays = None, 1  # (every point sorts a box here)
+        culled.energy_and_grad(p, 0, 1.0)
+    assert first.stale and c.indexes[k] is not first
+    f.step = c.step
+    before = f.tried
+    fresh.energy_and_grad(moved + 1e-3, 0, 1.0)
+    tried = c.tried
+    c.center, c.strays = None, 1
+    culled.energy_and_grad(moved + 2e-3, 0, 1.0)
+    assert c.tried - tried <= 1.5 * (f.tried - before)
