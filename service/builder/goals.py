@@ -98,6 +98,25 @@ def library_namespace(kind: str, table: Mapping[str, Callable[..., Any]]) -> dic
     return out
 
 
+def absent_term(
+    module: str, what: str, known: Mapping[str, Any], other_module: str, others: Mapping[str, Any]
+) -> Callable[[str], Callable[..., Term]]:
+    """The `__getattr__` of the `module` namespace (constraints or objectives), which Python asks for
+    the names it lacks only: each is an error, a name of the `other_module`'s kind said to be there.
+    Typed as returning term makers, so that mypy reads the module's attributes as such."""
+
+    @user_facing
+    def absent(name: str) -> Callable[..., Term]:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        if name in others:
+            other = "an objective" if what == "constraint" else "a constraint"
+            raise missing(module, what, name, {}, f"{name} is {other}: {other_module}.{name}")
+        raise missing(module, what, name, known)
+
+    return absent
+
+
 def missing(
     module: str, what: str, name: str, known: Mapping[str, Any], hint: str = ""
 ) -> BuilderAttributeError:

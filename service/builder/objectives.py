@@ -11,31 +11,21 @@ BuilderAttributeError with "did you mean" (and the hint to use `constraints` for
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import NoReturn
 
 from energies.library import CONSTRAINTS, OBJECTIVES
 
-from .errors import user_facing
-from .goals import Term, library_namespace, missing
+from .goals import Term, absent_term, library_namespace
 
 TERMS = library_namespace("objective", OBJECTIVES)
 globals().update(TERMS)
 __all__ = sorted(TERMS)
 
 
-@user_facing
-def _absent(name: str) -> NoReturn:
-    """Python asks for the names the library lacks only (TERMS are globals): each is an error."""
-    if name.startswith("__"):
-        raise AttributeError(name)
-    if name in CONSTRAINTS:
-        raise missing("objectives", "objective", name, {}, f"{name} is a constraint: constraints.{name}")
-    raise missing("objectives", "objective", name, TERMS)
-
-
-# Module attributes as mypy sees them: term makers. It reads neither the names added to globals()
-# above nor a decorated __getattr__, but it reads the return type of an annotated one.
-__getattr__: Callable[[str], Callable[..., Term]] = _absent
+# Names the library lacks are errors (goals.absent_term). mypy reads neither the names added to
+# globals() above nor a decorated __getattr__, but it reads the type of an annotated one.
+__getattr__: Callable[[str], Callable[..., Term]] = absent_term(
+    "objectives", "objective", TERMS, "constraints", CONSTRAINTS
+)
 
 
 def __dir__() -> list[str]:
