@@ -63,6 +63,7 @@ MOVES = 16  # the typical step is the median of this many last ones (a line sear
 MEAN = 0.8  # weight of the past in running means of costs and steps
 JUDGE = 3  # culled evaluations before culling is judged on its measured cost
 WORTH = 0.8  # culling stays on while a culled evaluation costs less than this share of a full one
+RECENT = 4  # boxes whose sorting is spread over the evaluations they served
 PAIR = {"lo": Real, "hi": Real}
 
 
@@ -414,11 +415,14 @@ class Culler:
     Policy (each number measured, none assumed): the first evaluations run whole and time a full
     evaluation. Then goals are culled, at a box whose radius is `LIFE` times the typical distance
     (in each unknown, the largest; the median of the last `MOVES`) between consecutive evaluation
-    points, so that a box lasts about `LIFE` evaluations; the time of a culled evaluation counts its
-    share of sorting the box. Culling
-    stops when it does not pay: at once when the first box's sorting spread over `LIFE` evaluations
-    already exceeds `WORTH` of a full evaluation, else when the measured cost of culled evaluations
-    does (large steps early in a layout: every point leaves its box). The energy then runs whole
+    points, so that a box lasts about `LIFE` evaluations. A culled evaluation costs its own time
+    plus its share of sorting: the sorting of the last `RECENT` boxes over the evaluations they
+    served, and at least `LIFE` of them (a box just sorted has served few, yet is expected to
+    serve about `LIFE`; charging its whole sorting to its first evaluations would stop culling
+    that pays). Culling stops when it does not pay: at once when the first box's sorting spread
+    over `LIFE` evaluations already exceeds `WORTH` of a full evaluation, else when that cost of a
+    culled evaluation does, judged from the `JUDGE`th culled evaluation on (large steps early in
+    a layout: every point leaves its box, and boxes serve one or two evaluations each). The energy then runs whole
     for `BACKOFF` evaluations, `BACKOFF_GROWTH` times longer each time, and culling is tried again.
     A point outside the box is evaluated whole once before the box moves (`strays`; the caller,
     energies.compile.problem, keeps the box): a line search's long trial step, followed by shorter
@@ -446,9 +450,10 @@ class Culler:
         self.radius: np.ndarray | None = None  # per unknown: ρ where it varies, 0 where it is fixed
         # policy state (see the class docstring)
         self.full_cost: float | None = None  # seconds of a full evaluation (running mean)
-        self.cull_cost: float | None = None  # seconds of a culled one, sorting included
+        self.eval_cost: float | None = None  # seconds of a culled one, sorting aside (running mean)
         self.culled_runs = 0  # culled evaluations since culling was last turned on
-        self.pending = 0.0  # seconds of sorting not yet charged to an evaluation
+        self.recent: list[list[float]] = []  # [seconds sorting, evaluations served] of the last
+        # RECENT boxes since culling was last turned on, the current box last
         self.step: float | None = None  # typical largest change of an unknown between evaluations
         self.moves: list[float] = []  # the last MOVES such changes
         self.new_moves = False  # moves came since `step` was taken (it is taken when a box is sized:
@@ -482,9 +487,9 @@ class Culler:
 
     def new_stage(self) -> None:
         """A stage has other goals and unknowns, so other costs: its policy starts afresh."""
-        self.full_cost = self.cull_cost = None
+        self.full_cost = self.eval_cost = None
         self.culled_runs = 0
-        self.pending = 0.0
+        self.recent = []
         self.off_until = self.evaluations + FULL_FIRST
         self.backoff = BACKOFF
         self.center = None
@@ -508,26 +513,33 @@ class Culler:
         if not culled:
             self.full_cost = _mean(self.full_cost, seconds)
             return
-        if self.full_cost is None:  # nothing to judge against (culling was asked for)
-            self.pending = 0.0
+        if self.full_cost is None or not self.recent:  # nothing to judge against (culling was asked for)
             return
-        first = self.culled_runs == 0
-        if first and self.pending / LIFE + seconds > WORTH * self.full_cost:
-            self._stop()
-            return
-        seconds += self.pending
-        self.pending = 0.0
-        self.cull_cost = _mean(None if first else self.cull_cost, seconds)
+        self.recent[-1][1] += 1
         self.culled_runs += 1
-        if self.culled_runs >= JUDGE and self.cull_cost > WORTH * self.full_cost:
+        self.eval_cost = _mean(None if self.culled_runs == 1 else self.eval_cost, seconds)
+        if self.culled_runs == 1 and self.recent[0][0] / LIFE + seconds > WORTH * self.full_cost:
             self._stop()
+        elif self.culled_runs >= JUDGE and self.cull_cost() > WORTH * self.full_cost:
+            self._stop()
+
+    def cull_cost(self) -> float:
+        """Seconds of a culled evaluation, its share of sorting included (see the class docstring)."""
+        sorting = sum(seconds for seconds, _ in self.recent)
+        served = sum(runs for _, runs in self.recent)
+        return (self.eval_cost or 0.0) + sorting / max(served, LIFE)
+
+    def box_sorted(self, seconds: float) -> None:
+        """A box was sorted in `seconds`: it serves the evaluations from now on."""
+        self.recent.append([seconds, 0])
+        del self.recent[:-RECENT]
 
     def _stop(self) -> None:
         """Culling did not pay: whole evaluations for a while (see the class docstring)."""
         self.off_until = self.evaluations + self.backoff
         self.backoff *= BACKOFF_GROWTH
         self.culled_runs = 0
-        self.pending = 0.0
+        self.recent = []
         self.center = None
 
     def derive(
@@ -559,7 +571,7 @@ class Culler:
             self.tried += sorted_.tried
             out[k] = sorted_
         self.boxes += 1
-        self.pending += time.perf_counter() - start
+        self.box_sorted(time.perf_counter() - start)
         return out
 
 

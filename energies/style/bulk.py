@@ -63,15 +63,22 @@ _serial = itertools.count()
 
 
 def eligible(plan: BlockPlan, roles: LocalRoles, draws: bool) -> bool:
-    """Whether a block may be evaluated in bulk (the attempt may still fail, `BulkFailed`)."""
+    """Whether a block may be evaluated in bulk (the attempt may still fail, `BulkFailed`).
+    In a Style that `draws`, a block of fewer than `PENROSE_ORDER_MAX` matches keeps its place in
+    Penrose's graph (energies.style.graph), and its layering statements their place in Penrose's
+    order of evaluation, which decides the drawing order: a block with layering is then evaluated
+    match by match."""
     matches = plan.matches
     if not isinstance(matches, MatchTable) or not matches.keys or plan.contexts:
         return False  # a namespace or collector; or a block whose matches assign objects' fields
-    if len(matches) < (PENROSE_ORDER_MAX if draws else BULK_MIN) or roles.shapes:
+    if len(matches) < BULK_MIN or roles.shapes:
         return False
+    ordered = draws and len(matches) < PENROSE_ORDER_MAX
     bound = bound_variables(plan)
     for _, source in roles.items:
         assert isinstance(source, ExprSource)
+        if ordered and isinstance(source.expr, S.Layering):
+            return False
         if _draws(source) or any(
             r.templates[r.variable in bound].how == ERROR for r in plan.reads(source.expr)
         ):

@@ -228,23 +228,31 @@ class _EvaluationWalk:
 
     def run_in_penrose_order(self) -> list[DiagramError]:
         """Build Penrose's graph as its gatherDependencies does, then evaluate in its topological order.
-        Blocks evaluated in bulk (`bulk.eligible`) have no nodes: they are evaluated last."""
+        A block evaluated in bulk (`bulk.eligible`) draws nothing, so when its evaluation happens
+        does not matter, but its nodes shape the order of the nodes that draw: they are gathered
+        (cheap beside evaluating them) and not evaluated by the walk, and the block is evaluated
+        last, in bulk. Above `bulk.PENROSE_ORDER_MAX` matches a block is not even gathered: the
+        order of draws then departs from Penrose's."""
         graph = _PenroseGraph()
         roles: dict[int, LocalRoles] = {}
         walk = self.assignment.locals.walk()
-        in_bulk: list[int] = []
+        in_bulk: dict[int, bool] = {}  # run -> whether it is evaluated in bulk
         try:
             for ref, source in self.assignment.scope_fields("ns"):
                 self.gather(graph, ref, source, None, ref)
             for run, plan, match_index in walk:
-                if bulk.eligible(plan, roles_of(plan, roles), draws=True):
-                    in_bulk.append(run)
-                    walk.drop(run)
+                local = roles_of(plan, roles)
+                bulk_run = in_bulk.get(run)
+                if bulk_run is None:
+                    bulk_run = in_bulk[run] = bulk.eligible(plan, local, draws=True)
+                    if bulk_run and len(plan.matches) >= bulk.PENROSE_ORDER_MAX:
+                        walk.drop(run)
+                if walk.dropped[run]:
                     continue
                 ctx = plan.context(match_index)
-                for name, source, role in roles_of(plan, roles).roles:
+                for name, source, role in local.roles:
                     ref = ObjectRef(ctx.scope, name)
-                    item = {NODE: ref, STATEMENT: (source, plan, match_index), INERT: None}[role]
+                    item = None if bulk_run else {NODE: ref, STATEMENT: (source, plan, match_index), INERT: None}[role]
                     self.gather(graph, ref, source, ctx, item)
             for ref, source in self.assignment.scope_fields("sub"):
                 self.gather(graph, ref, source, None, ref)
@@ -263,7 +271,7 @@ class _EvaluationWalk:
                         self.ev.eval_statement(graph.keys[i], source, plan.context(match_index))
                 except DiagramError as e:
                     self.failed(e)
-            for run in in_bulk:
+            for run in (run for run, bulk_run in in_bulk.items() if bulk_run):
                 plan = walk.plans[run]
                 if not self.in_bulk(plan, roles_of(plan, roles), walk.matches_of(run)):
                     for match_index in walk.matches_of(run).tolist():

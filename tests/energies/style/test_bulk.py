@@ -181,3 +181,26 @@ def test_registry_trios_state_the_same_energy(monkeypatch: pytest.MonkeyPatch, k
     b = build(monkeypatch, spec.domain, spec.substance, spec.style, in_bulk=True)
     assert templated_rows(b) > 0
     assert_same_energy(a, b, points=2)
+
+
+def test_a_drawing_style_draws_penroses_numbers_with_its_blocks_in_bulk(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The graph Style draws its dots' centers: with its pair blocks in bulk but kept in Penrose's
+    graph, every unknown gets the number it gets when every block is walked match by match in
+    Penrose's topological order (the oracle: no block eligible for bulk at all)."""
+    style = (REGISTRY / "graph-domain/simple-graph.style").read_text()
+    domain = (REGISTRY / "graph-domain/simple-graph.domain").read_text()
+    if not style:
+        pytest.skip("the registry is not here")
+    n = 24
+    substance = "Vertex " + ", ".join(f"v{i}" for i in range(n)) + "\n"
+    substance += "".join(f"Edge(v{i // 2}, v{i})\n" for i in range(1, n)) + "AutoLabel All\n"
+    with monkeypatch.context() as m:
+        m.setattr(bulk, "BULK_MIN", 10**9)
+        walked = build_diagram(domain, substance, style, "order-test", ())
+    in_bulk = build_diagram(domain, substance, style, "order-test", ())
+    assert templated_rows(in_bulk) >= n * (n - 1) // 2  # the pair block, at least, in bulk
+    assert templated_rows(walked) == 0
+    assert in_bulk.unknowns.names == walked.unknowns.names
+    assert in_bulk.unknowns.x0 == walked.unknowns.x0
+    assert [s.name for s in in_bulk.shapes] == [s.name for s in walked.shapes]
+    assert_same_energy(walked, in_bulk, points=2)
