@@ -422,8 +422,8 @@ class Culler:
     that pays). Culling stops when it does not pay: at once when the first box's sorting spread
     over `LIFE` evaluations already exceeds `WORTH` of a full evaluation, else when that cost of a
     culled evaluation does, judged from the `JUDGE`th culled evaluation on (large steps early in
-    a layout: every point leaves its box, and boxes serve one or two evaluations each). The energy then runs whole
-    for `BACKOFF` evaluations, `BACKOFF_GROWTH` times longer each time, and culling is tried again.
+    a layout: every point leaves its box, and boxes serve one or two evaluations each). The energy
+    then runs whole for `BACKOFF` evaluations, `BACKOFF_GROWTH` times longer each time, and culling is tried again.
     A point outside the box is evaluated whole once before the box moves (`strays`; the caller,
     energies.compile.problem, keeps the box): a line search's long trial step, followed by shorter
     ones, would otherwise sort a box that lasts one evaluation.
@@ -518,9 +518,8 @@ class Culler:
         self.recent[-1][1] += 1
         self.culled_runs += 1
         self.eval_cost = _mean(None if self.culled_runs == 1 else self.eval_cost, seconds)
-        if self.culled_runs == 1 and self.recent[0][0] / LIFE + seconds > WORTH * self.full_cost:
-            self._stop()
-        elif self.culled_runs >= JUDGE and self.cull_cost() > WORTH * self.full_cost:
+        first_box = self.culled_runs == 1 and self.recent[0][0] / LIFE + seconds > WORTH * self.full_cost
+        if first_box or (self.culled_runs >= JUDGE and self.cull_cost() > WORTH * self.full_cost):
             self._stop()
 
     def cull_cost(self) -> float:

@@ -252,7 +252,9 @@ class _EvaluationWalk:
                 ctx = plan.context(match_index)
                 for name, source, role in local.roles:
                     ref = ObjectRef(ctx.scope, name)
-                    item = None if bulk_run else {NODE: ref, STATEMENT: (source, plan, match_index), INERT: None}[role]
+                    item = {NODE: ref, STATEMENT: (source, plan, match_index), INERT: None}[role]
+                    if bulk_run:
+                        item = None
                     self.gather(graph, ref, source, ctx, item)
             for ref, source in self.assignment.scope_fields("sub"):
                 self.gather(graph, ref, source, None, ref)

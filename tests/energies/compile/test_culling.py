@@ -180,6 +180,7 @@ def test_a_box_is_charged_over_the_evaluations_it_serves() -> None:
     """A box that takes three full evaluations to sort and then serves many cheap evaluations
     pays; the same sorting for every evaluation does not (hand-counted: full 10 ms, culled 0.4 ms,
     sorting 30 ms; over LIFE evaluations 0.4 + 30/8 = 4.2 ms < 8 ms, over one 30.4 ms > 8 ms)."""
+
     def policy() -> Culler:
         c = Culler([], [], {}, None)
         c.which = [0]
@@ -194,7 +195,7 @@ def test_a_box_is_charged_over_the_evaluations_it_serves() -> None:
         assert kept.wants()
     assert kept.cull_cost() == pytest.approx(0.0004 + 0.030 / 40)
     every = policy()
-    for runs in range(culling.JUDGE + 1):
+    for _ in range(culling.JUDGE + 1):
         every.box_sorted(0.030)
         every.observe(np.zeros(3), 0.0004, culled=True)
     assert not every.wants()

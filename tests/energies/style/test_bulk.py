@@ -183,7 +183,7 @@ def test_registry_trios_state_the_same_energy(monkeypatch: pytest.MonkeyPatch, k
     assert_same_energy(a, b, points=2)
 
 
-def test_a_drawing_style_draws_penroses_numbers_with_its_blocks_in_bulk(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_drawing_style_draws_penroses_numbers_in_bulk(monkeypatch: pytest.MonkeyPatch) -> None:
     """The graph Style draws its dots' centers: with its pair blocks in bulk but kept in Penrose's
     graph, every unknown gets the number it gets when every block is walked match by match in
     Penrose's topological order (the oracle: no block eligible for bulk at all)."""
