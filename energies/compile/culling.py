@@ -423,7 +423,8 @@ class Culler:
     over `LIFE` evaluations already exceeds `WORTH` of a full evaluation, else when that cost of a
     culled evaluation does, judged from the `JUDGE`th culled evaluation on (large steps early in
     a layout: every point leaves its box, and boxes serve one or two evaluations each). The energy
-    then runs whole for `BACKOFF` evaluations, `BACKOFF_GROWTH` times longer each time, and culling is tried again.
+    then runs whole for `BACKOFF` evaluations, `BACKOFF_GROWTH` times longer each time, and
+    culling is tried again.
     A point outside the box is evaluated whole once before the box moves (`strays`; the caller,
     energies.compile.problem, keeps the box): a line search's long trial step, followed by shorter
     ones, would otherwise sort a box that lasts one evaluation.
