@@ -25,6 +25,7 @@ from collections.abc import Callable
 import numpy as np
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import shortest_path
+from scipy.spatial.distance import cdist
 
 from energies.diagram import Diagram, ShapeInstance
 from energies.expr import Node
@@ -128,17 +129,18 @@ def smacof(d: np.ndarray, z: np.ndarray) -> np.ndarray:
     """Stress majorization with weights d^-2 (Gansner, Koren and North) from z, SMACOF_ROUNDS
     rounds of the localized update: each object moves to the weighted mean of where its distance
     to each other object would put it, z_i = sum_j w_ij (z_j + d_ij (z_i - z_j) / |z_i - z_j|) /
-    sum_j w_ij (no n x n inverse: O(n^2) a round)."""
+    sum_j w_ij (no n x n inverse: O(n^2) a round). With p_ij = w_ij d_ij / |z_i - z_j| the sum is
+    w z + (sum_j p_ij) z_i - p z: two n x n products, no n x n x 2 differences."""
     with np.errstate(divide="ignore"):
         w = np.where(d > 0, d**-2.0, 0.0)
+    wd = w * d
     total = w.sum(axis=1, keepdims=True)
     total[total == 0] = 1.0
     for _ in range(SMACOF_ROUNDS):
-        delta = z[:, None, :] - z[None, :, :]
-        dist = np.sqrt((delta**2).sum(axis=-1))
+        dist = cdist(z, z)
         with np.errstate(divide="ignore", invalid="ignore"):
-            pull = np.where(dist > 0, w * d / dist, 0.0)
-        z = (w @ z + (pull[:, :, None] * delta).sum(axis=1)) / total
+            pull = np.where(dist > 0, wd / dist, 0.0)
+        z = (w @ z + pull.sum(axis=1, keepdims=True) * z - pull @ z) / total
     return z
 
 

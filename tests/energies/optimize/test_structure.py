@@ -162,3 +162,25 @@ def test_a_structure_start_that_satisfies_every_constraint_is_the_only_start() -
     starts = portfolio_starts(small.unknowns, "seed", 3, small)
     result = optimize_portfolio(CompiledProblem(small, cache=None), starts, settings=settings)
     assert not starts.structured and result.stopped != "structure" and len(result.starts) > 1
+
+
+def test_smacof_takes_the_plain_localized_update() -> None:
+    """The update written with two matrix products equals the update as its formula states it:
+    z_i = sum_j w_ij (z_j + d_ij (z_i - z_j) / |z_i - z_j|) / sum_j w_ij, one round at a time."""
+    rng = np.random.default_rng(3)
+    n = 30
+    d = structure.graph_distances(n, [(int(rng.integers(i)), i) for i in range(1, n)])
+    z = rng.normal(size=(n, 2))
+    w = np.where(d > 0, 1.0 / np.where(d > 0, d, 1.0) ** 2, 0.0)
+    plain = z.copy()
+    for _ in range(structure.SMACOF_ROUNDS):
+        new = np.empty_like(plain)
+        for i in range(n):
+            acc = np.zeros(2)
+            for j in range(n):
+                if j != i:
+                    diff = plain[i] - plain[j]
+                    acc += w[i, j] * (plain[j] + d[i, j] * diff / np.linalg.norm(diff))
+            new[i] = acc / w[i].sum()
+        plain = new
+    np.testing.assert_allclose(structure.smacof(d, z), plain, rtol=1e-9, atol=1e-9)
