@@ -261,8 +261,9 @@ def optimize_portfolio(
 ) -> PortfolioResult:
     """Optimize from ``starts[0]``, then from further starts while the bounds allow (module docstring).
 
-    A failure of start 0 (non-finite energy, time limit) propagates as from ``optimize``; a later
-    start whose energy becomes non-finite is skipped. ``run_many(k)``, if given, runs start k in
+    A start whose energy becomes non-finite is skipped, start 0 too: the next start then comes
+    first (a portfolio of one start, Penrose's single run, raises as ``optimize`` does); when every
+    start the bounds allow fails, the first failure propagates. ``run_many(k)``, if given, runs start k in
     ``run``'s place (energies.optimize.parallel_starts: the same result, computed ahead in other
     processes)."""
     began = time.perf_counter()
@@ -274,15 +275,25 @@ def optimize_portfolio(
         return lambda p: on_progress(replace(p, start=k))
 
     runner = (lambda k: run) if run_many is None else run_many
-    first = runner(0)(
-        problem, starts[0], max_iters=max_iters, time_limit=time_limit, on_progress=progress_of(0)
-    )
-    result = PortfolioResult(first, 0, [_summary(0, first)], evaluations=first.evaluations)
+    head, failure = 0, None  # the start that comes first, and the first start that failed
+    while True:
+        try:
+            left = None if time_limit is None else max(0.0, deadline - time.perf_counter())
+            first = runner(head)(
+                problem, starts[head], max_iters=max_iters, time_limit=left, on_progress=progress_of(head)
+            )
+            break
+        except OptimizeError as error:
+            failure = failure or error
+            head += 1
+            if head >= min(len(starts), most_starts(settings)) or time.perf_counter() >= deadline:
+                raise failure from None
+    result = PortfolioResult(first, head, [_summary(head, first)], evaluations=first.evaluations)
     finished = [first]  # the layouts that count, in start order (result.starts' results)
     if first.status == "TimeLimit":
         return result
     objectives = bool(problem.stages) and bool(problem.stages[-1].objectives.any())
-    for k in range(1, min(len(starts), most_starts(settings))):
+    for k in range(head + 1, min(len(starts), most_starts(settings))):
         best = result.best
         # While the best layout is unmet the bounds widen (module docstring); it never becomes unmet
         # again once it is not, so the budget only shrinks, as a portfolio's parallel starts require.

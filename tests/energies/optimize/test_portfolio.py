@@ -262,6 +262,33 @@ def test_a_resampled_start_that_fails_is_skipped() -> None:
     assert len(calls) == 4 and [s.start for s in r.starts] == [0, 1, 3]
 
 
+def test_a_first_start_that_fails_gives_way_to_the_next() -> None:
+    from energies.optimize.optimizer import OptimizeError
+
+    calls: list[int] = []
+
+    def run(problem, x0, **options):  # start 0 (and, in the last case, every start) meets a NaN
+        calls.append(len(calls))
+        if len(calls) == 1 or fail_all:
+            raise OptimizeError("energy nan", goal=None, stage="", x=x0)
+        return optimize(problem, x0, **options)
+
+    fail_all = False
+    r = optimize_portfolio(DoubleWell(), STARTS[:4], settings=replace(PortfolioSettings(), starts=4), run=run)
+    alone = optimize(DoubleWell(), STARTS[1])
+    assert r.starts[0].start == 1 and r.starts[0].energy == alone.energy
+    assert r.chosen in [s.start for s in r.starts] and 0 not in [s.start for s in r.starts]
+    calls.clear()
+    with pytest.raises(OptimizeError):  # Penrose's single run fails as it does
+        optimize_portfolio(DoubleWell(), STARTS[:4], settings=replace(PortfolioSettings(), starts=1), run=run)
+    assert len(calls) == 1
+    calls.clear()
+    fail_all = True
+    with pytest.raises(OptimizeError):
+        optimize_portfolio(DoubleWell(), STARTS[:4], settings=replace(PortfolioSettings(), starts=4), run=run)
+    assert len(calls) == 4
+
+
 def test_a_start_cut_by_the_evaluation_budget_is_dropped() -> None:
     first = optimize(DoubleWell(), STARTS[0])
     budget = 3 * first.evaluations
