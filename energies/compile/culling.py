@@ -22,7 +22,14 @@ of leaf tuples still undecided are tried one by one. Far-apart clusters are sett
 roots, so the work follows the goals that matter, not the number of rows; what remains linear
 in the rows is a few numpy passes to list them (`Culler.derive`).
 
-Culling is used where it pays, as measured (`Culler`'s policy), with a box radius that follows the
+Boxes come in two sizes, as a neighbour list's skin: the box, sized for many steps and sorted by
+the tree walk above, and an inner box within it, sized for the steps of now and sorted by trying
+only the box's rows one by one (`Culler.derive_inner`): a layout converges in a box sized by its
+first steps, and most of that box's rows are constant nearer by. A point that leaves the inner
+box but not the box is evaluated with the box's rows, so no point inside the box ever costs a
+whole evaluation.
+
+Culling is used where it pays, as measured (`Culler`'s policy), with box radii that follow the
 optimizer's steps.
 """
 
@@ -54,7 +61,7 @@ STALE = 2.0  # an index is built again once a sort with it tries this many times
 # The policy (`Culler`):
 FULL_FIRST = 2  # evaluations run whole first, to time a full evaluation
 BACKOFF, BACKOFF_GROWTH = 16, 4  # evaluations run whole after culling did not pay, growing each time
-LIFE = 8.0  # a box's radius, in typical steps between evaluations
+LIFE = 16.0  # a box's radius, in typical steps between evaluations
 FIRST_RADIUS = 0.01  # the typical step before one is seen, as a share of the unknowns' spread
 MIN_RADIUS = 1e-6  # the smallest radius, as a share of the unknowns' spread
 MAX_RADIUS = 0.05  # the largest (a larger box holds too many goals to pay for itself)
@@ -64,6 +71,8 @@ MEAN = 0.8  # weight of the past in running means of costs and steps
 JUDGE = 3  # culled evaluations before culling is judged on its measured cost
 WORTH = 0.8  # culling stays on while a culled evaluation costs less than this share of a full one
 RECENT = 4  # boxes whose sorting is spread over the evaluations they served
+INNER = 0.5  # an inner box is sorted when the steps ask for at most this share of the box's radius
+INNER_LIFE = 8.0  # an inner box's radius, in typical steps
 PAIR = {"lo": Real, "hi": Real}
 
 
@@ -212,11 +221,11 @@ class ColumnBoxes:
         return len(self.tree.perm)
 
 
-def column_boxes(c: KindColumn, tree: Tree, x: np.ndarray, radius: np.ndarray) -> ColumnBoxes:
-    """Each object's box (its unknowns within their radii, its constants exact) and each node's."""
-    center = x[c.slots] if c.width else np.zeros((c.n_objects, 0))
-    half = radius[c.slots] if c.width else center
-    lo_in, hi_in = _node_boxes(tree, center - half, center + half)
+def column_boxes(c: KindColumn, tree: Tree, lo: np.ndarray, hi: np.ndarray) -> ColumnBoxes:
+    """Each object's box (its unknowns within [lo, hi], per unknown; its constants exact) and each
+    node's."""
+    empty = np.zeros((c.n_objects, 0))
+    lo_in, hi_in = _node_boxes(tree, lo[c.slots] if c.width else empty, hi[c.slots] if c.width else empty)
     lo_c, hi_c = _node_boxes(tree, c.consts, c.consts)
     return ColumnBoxes(tree, lo_in, hi_in, lo_c, hi_c)
 
@@ -336,17 +345,22 @@ def sort_kind(
             right[pick, k] = t.children[rest[pick, k], 1]
         frontier = np.concatenate([left, right])
     rows = _rows_of(index, np.concatenate(open_leaves))
-    rows = rows[in_stage[rows]]
-    left_in = []
+    left = sort_rows(kind, boxes, bounds, np.sort(rows[in_stage[rows]]))
+    return Sorted(left.rows, constant + left.constant, tried + left.tried)
+
+
+def sort_rows(kind: GoalKind, boxes: list[ColumnBoxes], bounds: Bounds, rows: np.ndarray) -> Sorted:
+    """Split the given rows (ascending) into those left in and those constant on the box, one by one."""
+    used = _used(kind)
+    constant, left_in = 0.0, []
     for s in range(0, len(rows), BATCH):
         part = rows[s : s + BATCH]
         lo, hi = bounds(boxes, np.stack([c.obj[part] for c in used], axis=1).astype(np.int64))
-        tried += len(part)
         point = lo == hi
         constant += float(lo[point].sum())
         left_in.append(part[~point])
-    rows_in = np.sort(np.concatenate(left_in)) if left_in else np.zeros(0, np.int64)
-    return Sorted(rows_in, constant, tried)
+    rows_in = np.concatenate(left_in) if left_in else np.zeros(0, np.int64)
+    return Sorted(rows_in, constant, len(rows))
 
 
 def _covered(trees: list[Tree], counts: np.ndarray, tuples: np.ndarray) -> np.ndarray:
@@ -427,7 +441,10 @@ class Culler:
     culling is tried again.
     A point outside the box is evaluated whole once before the box moves (`strays`; the caller,
     energies.compile.problem, keeps the box): a line search's long trial step, followed by shorter
-    ones, would otherwise sort a box that lasts one evaluation.
+    ones, would otherwise sort a box that lasts one evaluation. Likewise a point outside the inner
+    box but in the box is evaluated with the box's rows once before the inner box moves; an inner
+    box's radius is `INNER_LIFE` typical steps, and it is made only while that is at most `INNER`
+    of the box's radius (else the box's rows are as few). Its sorting counts as the box's.
     Each layout stage has other goals, unknowns and steps, so other costs: a new stage starts the
     policy afresh, its steps too (the last steps of a converged stage are far shorter than the
     first of the next, whose boxes they would size).
@@ -449,6 +466,9 @@ class Culler:
         self.indexes: dict[int, KindIndex] = {}
         self.center: np.ndarray | None = None
         self.radius: np.ndarray | None = None  # per unknown: ρ where it varies, 0 where it is fixed
+        self.scale = 0.0  # ρ
+        self.floor = 0.0  # the smallest radius (MIN_RADIUS of the spread of the box's center)
+        self.inner: tuple[np.ndarray, np.ndarray] | None = None  # (lo, hi) per unknown, in the box
         # policy state (see the class docstring)
         self.full_cost: float | None = None  # seconds of a full evaluation (running mean)
         self.eval_cost: float | None = None  # seconds of a culled one, sorting aside (running mean)
@@ -493,7 +513,7 @@ class Culler:
         self.recent = []
         self.off_until = self.evaluations + FULL_FIRST
         self.backoff = BACKOFF
-        self.center = None
+        self.center = self.inner = None
         self.step, self.moves, self.strays, self.new_moves = None, [], 0, False
 
     def wants(self) -> bool:
@@ -502,6 +522,9 @@ class Culler:
 
     def inside(self, x: np.ndarray) -> bool:
         return self.center is not None and bool(np.all(np.abs(x - self.center) <= self.radius))
+
+    def inside_inner(self, x: np.ndarray) -> bool:
+        return self.inner is not None and bool(np.all((x >= self.inner[0]) & (x <= self.inner[1])))
 
     def observe(self, x: np.ndarray, seconds: float, culled: bool) -> None:
         """One evaluation at x took `seconds`, culled or whole: update the costs, step and policy."""
@@ -540,7 +563,7 @@ class Culler:
         self.backoff *= BACKOFF_GROWTH
         self.culled_runs = 0
         self.recent = []
-        self.center = None
+        self.center = self.inner = None
 
     def derive(
         self, x: np.ndarray, stage: int, varying: np.ndarray, in_stage: Sequence[np.ndarray]
@@ -554,7 +577,8 @@ class Culler:
         typical = self.step if self.step is not None else FIRST_RADIUS * spread
         scale = min(max(LIFE * typical, MIN_RADIUS * max(spread, 1.0)), MAX_RADIUS * max(spread, 1.0))
         radius = self.radius = np.where(varying, scale, 0.0)
-        self.center = x.copy()
+        self.center, self.scale, self.inner = x.copy(), scale, None
+        self.floor = MIN_RADIUS * max(spread, 1.0)
         out = {}
         for k in bounds:
             kind = self.kinds[k]
@@ -562,7 +586,7 @@ class Culler:
             if index is None or index.boxes >= REBUILD or index.stale:
                 index = self.indexes[k] = index_kind(kind, x)
             index.boxes += 1
-            boxes = [column_boxes(c, t, x, radius) for c, t in zip(_used(kind), index.trees)]
+            boxes = [column_boxes(c, t, x - radius, x + radius) for c, t in zip(_used(kind), index.trees)]
             counts = index.stage_counts(stage, in_stage[k])
             sorted_ = sort_kind(kind, index, boxes, bounds[k], counts, in_stage[k])
             if index.boxes == 1:
@@ -572,6 +596,35 @@ class Culler:
             out[k] = sorted_
         self.boxes += 1
         self.box_sorted(time.perf_counter() - start)
+        return out
+
+    def derive_inner(self, x: np.ndarray, box: dict[int, Sorted]) -> dict[int, Sorted] | None:
+        """Sort the rows left in at the box again, at an inner box around x (in the box) sized by
+        the steps now: the layout converges within a box sized by its first steps, and the goals
+        constant nearer by are many. Its sorting tries only the box's rows, so it costs a few
+        evaluations' worth; the rows the box left out are constant on the inner box too (it lies
+        within the box). None when the steps ask for more than `INNER` of the box's radius."""
+        assert self.center is not None and self.radius is not None and self.bounds is not None
+        if self.new_moves:
+            self.step, self.new_moves = float(np.median(self.moves)), False
+        if self.step is None or INNER_LIFE * self.step > INNER * self.scale:
+            self.inner = None
+            return None
+        start = time.perf_counter()
+        # (never a point: a term constant on a box of no width may still have a gradient there)
+        reach = np.where(self.radius > 0, max(INNER_LIFE * self.step, self.floor), 0.0)
+        lo = np.maximum(x - reach, self.center - self.radius)
+        hi = np.minimum(x + reach, self.center + self.radius)
+        out = {}
+        for k, outer in box.items():
+            kind, trees = self.kinds[k], self.indexes[k].trees
+            boxes = [column_boxes(c, t, lo, hi) for c, t in zip(_used(kind), trees)]
+            inner = sort_rows(kind, boxes, self.bounds[k], outer.rows)
+            self.tried += inner.tried
+            out[k] = Sorted(inner.rows, outer.constant + inner.constant, inner.tried)
+        self.inner = (lo, hi)
+        if self.recent:
+            self.recent[-1][0] += time.perf_counter() - start
         return out
 
 

@@ -22,7 +22,7 @@ from ..infeasible import fixed_constraints
 from ..limits import check_deadline
 from ..optimize.optimizer import GoalValues, StageSpec
 from ..optimize.structure import stage_carry
-from .culling import Culler, cullable
+from .culling import Culler, Sorted, cullable
 from .energy import (
     energy_function,
     goal_gradients_function,
@@ -48,6 +48,7 @@ class Functions:
 
 
 ENERGY_BYTES_PER_WASM_BYTE = 40
+Listed = tuple[list[np.ndarray], tuple[float, float]]  # per kind its row list; (c_obj, c_pen) left out
 
 
 def functions_weight(found: Functions) -> float:
@@ -136,7 +137,9 @@ class CompiledProblem:
         # the rows each kind lists: the current stage's (`_whole`), or those left in at the culler's
         # box (`_box`: the lists and (c_obj, c_pen), what the goals left out contribute)
         self._whole: list[np.ndarray] = []
-        self._box: tuple[list[np.ndarray], tuple[float, float]] | None = None
+        self._box: Listed | None = None
+        self._sorted: dict[int, Sorted] | None = None  # the box's kinds, as the culler sorted them
+        self._inner: Listed | None = None  # the inner box's lists (`Culler.derive_inner`)
         self.lists: list[np.ndarray] = []  # what the energy's memory holds: one of the two
         self.counts = [0] * len(self.kinds)
         self._listed = False  # whether `lists` are in the energy's memory
@@ -196,32 +199,50 @@ class CompiledProblem:
         """List the rows of stage s, less those culled at x when culling pays (`culling.Culler`).
         Returns whether goals are culled. A point outside the box is evaluated whole the first time
         and the box kept (a line search's long trial step is followed by shorter ones, back inside);
-        the second point outside in a row moves the box there."""
+        the second point outside in a row moves the box there. Within the box, an inner box
+        (`Culler.derive_inner`) lists fewer rows; a point outside it is evaluated with the box's
+        rows the first time, and the second in a row moves the inner box."""
         culler = self.culler
         if self._active_stage != s:
             self._whole = [np.flatnonzero(mask) for mask in self._in_stage(s)]
-            self._box, self._active_stage = None, s
+            self._box = self._inner = None
+            self._active_stage = s
             if culler is not None:
                 culler.new_stage()
         cull = culler is not None and culler.wants()
+        chosen = None
         if culler is None or not cull:
-            self._box = None  # culling is off: its box is gone with it
+            self._box = self._inner = None  # culling is off: its boxes are gone with it
+        elif culler.inside_inner(x):
+            culler.strays, chosen = 0, self._inner
         elif culler.inside(x):
-            culler.strays = 0
+            if self._inner is not None and culler.strays == 0:
+                culler.strays, chosen = 1, self._box
+            else:
+                assert self._box is not None and self._sorted is not None
+                self._inner = self._listed_box(culler.derive_inner(x, self._sorted))
+                culler.strays, chosen = 0, self._inner or self._box
         elif self._box is not None and culler.strays == 0:
             culler.strays, cull = 1, False
         else:
-            sorted_ = culler.derive(x, s, self.stages[s].varying, self._in_stage(s))
-            lists, constants = list(self._whole), {"objective": 0.0, "constraint": 0.0}
-            for k, part in sorted_.items():
-                lists[k] = part.rows
-                constants[self.kinds[k].goal] += part.constant
-            self._box, culler.strays = (lists, (constants["objective"], constants["constraint"])), 0
-        lists, culled = self._box if cull and self._box is not None else (self._whole, (0.0, 0.0))
+            self._sorted = culler.derive(x, s, self.stages[s].varying, self._in_stage(s))
+            self._box, self._inner = self._listed_box(self._sorted), None
+            culler.strays, chosen = 0, self._box
+        lists, culled = chosen if cull and chosen is not None else (self._whole, (0.0, 0.0))
         if lists is not self.lists or not self._listed:
             self.lists, self.culled = lists, culled
             self._write_lists()
         return cull
+
+    def _listed_box(self, sorted_: dict[int, Sorted] | None) -> Listed | None:
+        """The row lists and (c_obj, c_pen) of a box's sorted kinds, the others' whole rows."""
+        if sorted_ is None:
+            return None
+        lists, constants = list(self._whole), {"objective": 0.0, "constraint": 0.0}
+        for k, part in sorted_.items():
+            lists[k] = part.rows
+            constants[self.kinds[k].goal] += part.constant
+        return lists, (constants["objective"], constants["constraint"])
 
     @property
     def tier(self) -> str:

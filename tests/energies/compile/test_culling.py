@@ -92,6 +92,56 @@ def test_culled_energy_and_gradient_equal_the_full_ones_in_and_out_of_the_box(se
     assert c.boxes >= 3
 
 
+def test_an_inner_box_lists_fewer_rows_and_stays_exact() -> None:
+    """Steps an eighth of what sized the box: an inner box around the point lists fewer rows of
+    `maximal(min(20, d))` (-20 wherever the centers stay 20 apart: the rows left out add a constant
+    that is not 0); points in it, in the box but outside it (the box's rows), and a second such
+    point (the inner box moves) all get the full energy and gradient."""
+    style = (
+        "canvas { width = 600 height = 600 }\n"
+        "forall Set x { x.icon = Circle { r : 4 } }\n"
+        "forall Set x; Set y {\n  encourage maximal(min(20, vdist(x.icon.center, y.icon.center)))\n}\n"
+    )
+    substance = "Set " + ", ".join(f"S{i}" for i in range(150)) + "\n"
+    d = build_diagram("type Set\n", substance, style, "inner", ())
+    culled, full = CompiledProblem(d, cache=None, culling=True), CompiledProblem(d, cache=None, culling=False)
+    c = forced(culled)
+    x = np.array(d.unknowns.x0)
+    culled.energy_and_grad(x, 0, 1.0)
+    k = next(k for k, kind in enumerate(culled.kinds) if kind.name == "maximal")
+    in_box = culled.counts[k]
+    rng = np.random.default_rng(4)
+
+    def check(p: np.ndarray) -> None:
+        e, g = culled.energy_and_grad(p, 0, 1.0)
+        e_full, g_full = full.energy_and_grad(p, 0, 1.0)
+        assert e == pytest.approx(e_full, rel=1e-12, abs=1e-9)
+        np.testing.assert_allclose(g, g_full, rtol=1e-12, atol=1e-12 * max(1.0, np.abs(g_full).max()))
+
+    c.moves, c.new_moves = [c.scale / (8 * culling.LIFE)] * culling.MOVES, True
+    p = x + rng.choice([-0.4, 0.4], len(x)) * c.radius
+    check(p)  # in the box, no inner box yet: one is sorted around p
+    assert c.inner is not None and c.inside(p) and c.inside_inner(p)
+    assert 0 < culled.counts[k] < in_box / 2 and culled.culled[0] < 0
+    in_inner = culled.counts[k]
+    lo, hi = c.inner
+    for _ in range(4):
+        check(lo + rng.uniform(0.001, 0.999, len(x)) * (hi - lo))
+        assert culled.counts[k] == in_inner
+    q = x - 0.4 * (p - x)  # in the box, out of the inner box
+    assert c.inside(q) and not c.inside_inner(q)
+    check(q)
+    assert culled.counts[k] == in_box  # the box's rows
+    check(q + 0.01 * c.radius)  # the second in a row: the inner box moves there
+    assert c.inside_inner(q + 0.01 * c.radius) and culled.counts[k] < in_box
+    edge = x + rng.choice([-0.95, 0.95], len(x)) * c.radius
+    check(edge)
+    check(edge + 0.001 * c.radius)  # an inner box at the box's edge: it ends where the box does
+    beyond = edge + np.sign(edge - x) * 0.1 * c.radius
+    assert not c.inside(beyond) and not c.inside_inner(beyond)
+    check(beyond)
+
+
 def test_culled_goals_are_left_out_and_their_constants_added(monkeypatch: pytest.MonkeyPatch) -> None:
     """Far-apart circles on a box of radius 1: every disjoint penalty is 0 but that of the two
     circles on top of each other, and what is left out adds 0."""
@@ -177,9 +227,11 @@ def test_culling_stops_when_it_does_not_pay_and_tries_again_later() -> None:
 
 
 def test_a_box_is_charged_over_the_evaluations_it_serves() -> None:
-    """A box that takes three full evaluations to sort and then serves many cheap evaluations
-    pays; the same sorting for every evaluation does not (hand-counted: full 10 ms, culled 0.4 ms,
-    sorting 30 ms; over LIFE evaluations 0.4 + 30/8 = 4.2 ms < 8 ms, over one 30.4 ms > 8 ms)."""
+    """A box that takes six full evaluations to sort and then serves many cheap evaluations pays;
+    a box sorted for every evaluation does not (hand-counted with LIFE = 16: full 10 ms, culled
+    0.4 ms, sorting 60 ms; the first box's share 0.4 + 60/16 = 4.15 ms < 8 ms; four boxes over four
+    evaluations, charged over at least LIFE, 0.4 + 240/16 = 15.4 ms > 8 ms)."""
+    assert culling.LIFE == 16.0 and culling.WORTH == 0.8
 
     def policy() -> Culler:
         c = Culler([], [], {}, None)
@@ -189,14 +241,14 @@ def test_a_box_is_charged_over_the_evaluations_it_serves() -> None:
         return c
 
     kept = policy()
-    kept.box_sorted(0.030)
+    kept.box_sorted(0.060)
     for _ in range(40):
         kept.observe(np.zeros(3), 0.0004, culled=True)
         assert kept.wants()
-    assert kept.cull_cost() == pytest.approx(0.0004 + 0.030 / 40)
+    assert kept.cull_cost() == pytest.approx(0.0004 + 0.060 / 40)
     every = policy()
     for _ in range(culling.JUDGE + 1):
-        every.box_sorted(0.030)
+        every.box_sorted(0.060)
         every.observe(np.zeros(3), 0.0004, culled=True)
     assert not every.wants()
 
