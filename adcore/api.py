@@ -255,21 +255,32 @@ def _declared(f: Fn, params: Sequence[int] | None = None) -> tuple[bool, ...]:
 
 class VJP:
     """The result of `vjp(f)(x)` inside a body: `.ret` is f(x); `.grad(ct)` is the pullback of ct
-    (one gradient per parameter; parameters left out by `wrt` get None)."""
+    (one gradient per parameter; parameters left out by `wrt` get None). In ct, None stands for a
+    structurally zero cotangent of that part of the result (a struct field, or all of it): nothing
+    flows back from it, at no cost, where zeros passed in would be read and added."""
 
     def __init__(
-        self, f: Fn, ret: Any, residuals: Sequence[Atom], backward: Function, wrt: Sequence[int] | None
+        self,
+        f: Fn,
+        ret: Any,
+        residuals: Sequence[Atom],
+        mask: tuple[bool, ...] | None,
+        wrt: Sequence[int] | None,
     ):
         self.f = f
         self.ret = ret
         self.residuals = tuple(residuals)
-        self.backward = backward
+        self.mask = mask
         self.wrt = wrt
 
     def grad(self, cotangent: Any) -> Any:
-        ct_leaves = flatten(self.f.ret, cotangent, f"cotangent of {self.f.name}")
+        from .reverse import backward
+
+        ct_leaves = _cotangent_leaves(self.f.ret, cotangent, f"cotangent of {self.f.name}")
         real_ct = [a for a, t in zip(ct_leaves, leaf_types(self.f.ret)) if is_real_leaf(t)]
-        outs = iter(current_builder().call(self.backward, [*self.residuals, *real_ct]))
+        bwd = backward(self.f.ir, self.mask, tuple(a is None for a in real_ct))
+        live = [a for a in real_ct if a is not None]
+        outs = iter(current_builder().call(bwd, [*self.residuals, *live]))
         b = current_builder()
         grads: list[Any] = []
         for k, t in enumerate(self.f.params):
@@ -281,6 +292,15 @@ class VJP:
         return grads[0] if len(grads) == 1 else tuple(grads)
 
 
+def _cotangent_leaves(ty: Any, value: Any, where: str) -> list[Atom | None]:
+    """`flatten`'s leaves of a cotangent, None for each leaf of a part given as None."""
+    if value is None:
+        return [None] * len(leaf_types(ty))
+    if isinstance(ty, StructT) and isinstance(value, dict) and set(value) == {k for k, _ in ty.fields}:
+        return [a for k, ft in ty.fields for a in _cotangent_leaves(ft, value[k], f"{where}[{k!r}]")]
+    return list(flatten(ty, value, where))
+
+
 def vjp(f: Fn, wrt: Sequence[int] | None = None) -> Callable[..., VJP]:
     """Reverse mode, as forward mode followed by transposition (unzip + transpose). `wrt` lists the
     parameters to differentiate with respect to (default: all)."""
@@ -290,10 +310,10 @@ def vjp(f: Fn, wrt: Sequence[int] | None = None) -> Callable[..., VJP]:
 
     def apply(*args: Any) -> VJP:
         b = current_builder(f"vjp({f.name})(...)")
-        forward, backward = reverse_pair(f.ir, mask)
+        forward, _ = reverse_pair(f.ir, mask)
         outs = b.call(forward, flatten_args(f, args) + captured_args(f))
         n = len(f.ir.result_types)
-        return VJP(f, unflatten(f.ret, outs[:n]), outs[n:], backward, wrt)
+        return VJP(f, unflatten(f.ret, outs[:n]), outs[n:], mask, wrt)
 
     return apply
 

@@ -21,3 +21,14 @@ def reverse_pair(f: Function, wrt: tuple[bool, ...] | None = None) -> tuple[Func
         u = unzip_function(df, df.linear_mask)
         cached = f.cache[key] = (u.fwd, transpose_function(u.lin))
     return cached
+
+
+@gc_paused
+def backward(f: Function, wrt: tuple[bool, ...] | None, zero: tuple[bool, ...]) -> Function:
+    """`reverse_pair(f, wrt)`'s bwd for cotangents structurally zero where `zero` marks (one mark
+    per Real result leaf of f): bwd(residuals, ct of each unmarked leaf) -> the same gradients."""
+    if not any(zero):
+        return reverse_pair(f, wrt)[1]
+    df = jvp_function(f, wrt)  # (cached, as the unzipped function is)
+    assert df.linear_mask is not None
+    return transpose_function(unzip_function(df, df.linear_mask).lin, zero)

@@ -41,20 +41,25 @@ class OneHot:
 Contribution = Atom | OneHot
 
 
-def transpose_function(f: Function) -> Function:
-    cached = f.cache.get("transpose")
+def transpose_function(f: Function, zero: tuple[bool, ...] | None = None) -> Function:
+    """f's adjoint: (f's primal params, a cotangent per result) -> a cotangent per linear param.
+    `zero` marks results whose cotangent is structurally zero: they get no parameter, and nothing
+    flows back from them (no work over them, where a zero array passed in would be read)."""
+    key = ("transpose", zero if zero is not None and any(zero) else None)
+    cached = f.cache.get(key)
     if cached is not None:
         return cached
     assert f.body is not None and f.linear_mask is not None, f"{f.name} is not a linear function"
-    t = Transposer(f)
+    t = Transposer(f, key[1])
     result = dce_function(t.run())
-    f.cache["transpose"] = result
+    f.cache[key] = result
     return result
 
 
 class Transposer:
-    def __init__(self, f: Function):
+    def __init__(self, f: Function, zero: tuple[bool, ...] | None = None):
         self.f = f
+        self.zero = zero  # results whose cotangent is structurally zero (`transpose_function`)
         self.b = Builder()
         mask = f.linear_mask
         assert mask is not None, f"{f.name} is not a linear function"
@@ -68,8 +73,9 @@ class Transposer:
         assert f.body is not None and f.linear_mask is not None
         primal_params = [p for p, m in zip(f.body.params, f.linear_mask) if not m]
         linear_params = [p for p, m in zip(f.body.params, f.linear_mask) if m]
-        ct_params = [Var(r.ty) for r in f.body.results]
-        for r, c in zip(f.body.results, ct_params):
+        live = [r for k, r in enumerate(f.body.results) if self.zero is None or not self.zero[k]]
+        ct_params = [Var(r.ty) for r in live]
+        for r, c in zip(live, ct_params):
             self.contribute(r, c)
         self.block(f.body.eqns)
         results = [self.read(p) for p in linear_params]

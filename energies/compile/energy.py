@@ -129,30 +129,20 @@ def energy_function(kinds: Sequence[GoalKind], kind_fns: Sequence[adcore.Fn], n:
 
 
 def value_and_grad(energy: adcore.Fn) -> adcore.Fn:
-    """energy, its gradient with respect to x, and the goal values: energy's parameters, then one
-    array of zeros per kind, as long as its table (`zero_cotangents`), which the caller writes once.
-    They are the goal values' cotangents: vectors of zeros built in the body would be filled at
-    every evaluation, every kind's whole length whatever the rows listed (about 3 ns a row: 1.7 ms
-    an evaluation of a 600,000-row graph, most of whose rows are culled)."""
+    """energy, its gradient with respect to x, and the goal values. The goal values' cotangent is
+    structurally zero (`None`): a zero array would cost a pass over every kind's whole table at
+    every evaluation, whatever the rows listed (10 ms an evaluation of a 1,024-vertex graph, most
+    of whose 2.4 million rows are culled)."""
     n = energy.params[0]
     assert isinstance(energy.ret, adcore.StructT)  # energy_function's {"energy", "values"}
     values_type = dict(energy.ret.fields)["values"]
-    assert isinstance(values_type, adcore.StructT)
-    lengths = {k: t.n for k, t in values_type.fields if isinstance(t, adcore.VecT)}
-    first = len(energy.params)
 
     def body(*ps: Any) -> dict[str, Any]:
-        r = vjp(energy, wrt=[0])(*ps[:first])
-        grad = r.grad({"energy": 1.0, "values": dict(zip(lengths, ps[first:]))})[0]
+        r = vjp(energy, wrt=[0])(*ps)
+        grad = r.grad({"energy": 1.0, "values": None})[0]
         return {"energy": r.ret["energy"], "grad": grad, "values": r.ret["values"]}
 
-    params = [*energy.params, *(Vec(m, Real) for m in lengths.values())]
-    return fn(params, {"energy": Real, "grad": n, "values": values_type}, body, name="energy_and_grad")
-
-
-def zero_cotangents(value_and_grad_fn: adcore.Fn, n_kinds: int) -> range:
-    """The parameters of `value_and_grad`'s function that must hold zeros."""
-    return range(len(value_and_grad_fn.params) - n_kinds, len(value_and_grad_fn.params))
+    return fn(energy.params, {"energy": Real, "grad": n, "values": values_type}, body, name="energy_and_grad")
 
 
 def table_offsets(kinds: Sequence[GoalKind]) -> list[int]:

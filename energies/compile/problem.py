@@ -30,7 +30,6 @@ from .energy import (
     table_arrays,
     table_offsets,
     value_and_grad,
-    zero_cotangents,
 )
 from .goal_list import GoalList, split_goals
 from .kinds import GoalKind, Memo
@@ -131,8 +130,6 @@ class CompiledProblem:
             cache.put(key, found)
         self.time_limit = time_limit
         self._write_tables(self.vg)
-        for i in zero_cotangents(found.energy_and_grad, len(self.kinds)):
-            self.vg.input(i)[...] = 0.0
         self.wasm_seconds = time.perf_counter() - t1
         carry = stage_carry(diagram)  # keeps a large structured diagram's objects together
         self.stages = [replace(self._stage(name), carry=carry) for name in diagram.stages]

@@ -114,6 +114,44 @@ def test_gradient_of_a_gathered_energy_is_one_pass_per_table() -> None:
     assert sum(n == m for b in loops for n in [e.params["n"] for e in b.eqns if e.prim == "for"]) == 1
 
 
+def test_a_structurally_zero_cotangent_costs_no_pass_over_its_array() -> None:
+    """An energy that also returns its per-row values (as the diagram energy does), pulled back
+    with the values' cotangent None: the same gradient as with zeros passed in (and as finite
+    differences), and one loop over the table after fusion, where zeros passed in leave more
+    (one adds them over the whole table, whatever the count)."""
+    m = 15
+
+    def energy(x: Any, rows: Any, count: Any) -> Any:
+        d = adcore.vec(m, Real, lambda r: am.sqrt((x[rows[r][0]] - x[rows[r][1]]) ** 2 + 1.0), count=count)
+        return {"e": adcore.sum(m, lambda r: am.max(3.0 - d[r], 0.0) ** 2, count=count), "values": d}
+
+    e = fn([Vec(N, Real), Vec(m, Vec(2, Int)), Int], {"e": Real, "values": Vec(m, Real)}, energy)
+    none = fn(e.params, Vec(N, Real), lambda *a: vjp(e, wrt=[0])(*a).grad({"e": 1.0, "values": None})[0])
+    zeros = fn(
+        [*e.params, Vec(m, Real)],
+        Vec(N, Real),
+        lambda x, rows, count, z: vjp(e, wrt=[0])(x, rows, count).grad({"e": 1.0, "values": z})[0],
+    )
+    xs = [0.5 * k for k in range(N)]
+    rows = [[r % N, (3 * r + 1) % N] for r in range(m)]
+    for count in (m, 9):
+        a = adcore.interp(none)(xs, rows, count)
+        assert a == adcore.interp(zeros)(xs, rows, count, [0.0] * m)
+        h = 1e-6
+        for k in range(N):
+            up, down = list(xs), list(xs)
+            up[k] += h
+            down[k] -= h
+            fd = (adcore.interp(e)(up, rows, count)["e"] - adcore.interp(e)(down, rows, count)["e"]) / (2 * h)
+            assert math.isclose(a[k], fd, rel_tol=1e-6, abs_tol=1e-6)
+
+    def table_loops(f: adcore.Fn) -> int:
+        bodies = [h.body for h in call_graph(optimized(f)) if h.body is not None]
+        return sum(e.prim == "for" and e.params["n"] == m for b in bodies for e in b.eqns)
+
+    assert table_loops(none) == 1 < table_loops(zeros)
+
+
 STAGES = st.lists(
     st.sampled_from(["map", "mix", "reverse", "sum", "center", "scatter"]), min_size=1, max_size=6
 )
