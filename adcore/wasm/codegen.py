@@ -104,7 +104,7 @@ def build_module(f: Function, *, bounds_checks: bool = True) -> tuple[bytes, Pla
         plan.result_addrs.append(offset if is_array(t) else None)
         offset += _align(size_of(t)) if is_array(t) else 0
     for g in bodies:
-        gen = FunctionGen(g, index, offset, bounds_checks, (check_index, plan.checks))
+        gen = FunctionGen(g, index, offset, bounds_checks, (check_index, plan.checks), entry=g is f)
         gen.emit_body()
         mod.define_function(index[id(g)], gen.local_types, gen.asm)
         offset = _align(gen.frame_end)

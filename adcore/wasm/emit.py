@@ -16,6 +16,8 @@ touches memory), tests it at every iteration and zeroes the elements of the iter
 
 from __future__ import annotations
 
+from collections import Counter
+
 from ..ir import (
     LOOPS,
     Atom,
@@ -90,9 +92,15 @@ class FunctionGen(MemoryRules):
         frame_base: int,
         bounds_checks: bool,
         checks: tuple[int | None, list[tuple[str, str, int]] | None] = (None, None),
+        entry: bool = False,
     ):
         assert f.body is not None
         self.f = f
+        # The module's root function, called once per `main` call and by nothing else: each of its
+        # frame's arrays and results is written by one instruction only, so a loop's array keeps
+        # its contents from call to call (see `op_for`'s tail).
+        self.entry = entry
+        self.dest: dict[Var, int] = {}  # a result written by a loop in place: its output pointer local
         self.index = index
         self.bounds_checks = bounds_checks
         # the import reporting a failed run-time check, and the module's check sites (`Plan.checks`)
@@ -215,6 +223,9 @@ class FunctionGen(MemoryRules):
         for _, r in arrays + tail:
             if type(r) is Var and r not in reads:
                 self.locals.take(r)
+        if self.entry:
+            results = {r: ptr for ptr, (_, r) in zip(self.out_ptrs, arrays) if type(r) is Var}
+            self.dest = _loops_in_place(body, results)
         code = self.block(body, stored or None)
         self.asm = a = Asm()
         if self.spilled:
@@ -224,6 +235,8 @@ class FunctionGen(MemoryRules):
                 a.local_set(local)
         a.code += code
         for local, (_, r) in zip(self.out_ptrs, arrays):
+            if r in self.dest:
+                continue  # written there by its loop
             a.local_get(local)
             self.get(r)
             a.i32_const(size_of(r.ty))
@@ -552,7 +565,10 @@ class FunctionGen(MemoryRules):
                 self.operand(x)
         reads = self.reads
         self.asm = a = Asm()
-        elem_addrs = [self.alloc(size_of(o.ty)) for o in e.outs[c:n_results]]
+        dest = [self.dest.get(o) if type(o) is Var else None for o in e.outs[c:n_results]]
+        elem_addrs = [
+            0 if d is not None else self.alloc(size_of(o.ty)) for o, d in zip(e.outs[c:n_results], dest)
+        ]
         buffers = {
             j: (self.alloc(size_of(p.ty)), self.alloc(size_of(p.ty)))
             for j, p in enumerate(carries)
@@ -573,6 +589,21 @@ class FunctionGen(MemoryRules):
             self.set(r)
         if count is not None:
             self.check_at_most(count, n, "count")
+        # in the entry function, each result's count when last written (`zero_tail_since`), raised
+        # to max(last, count) before the loop writes
+        lasts = [self.alloc(8) for _ in dest] if self.entry and count is not None else []
+        for last in lasts:
+            assert count is not None
+            a.i32_const(last)
+            self.get(count)
+            a.i32_const(last)
+            a.i32_load(0)
+            self.get(count)
+            a.i32_const(last)
+            a.i32_load(0)
+            a.i32_gt_s()
+            a.select()
+            a.i32_store(0)
         a.i32_const(0)
         self.set(i)
         a.block()
@@ -582,11 +613,15 @@ class FunctionGen(MemoryRules):
         a.i32_ge_s()
         a.br_if(1)
         a.code += body_code
-        for res, addr in zip(body.results[c:], elem_addrs):
+        for res, addr, d in zip(body.results[c:], elem_addrs, dest):
             es = size_of(res.ty)
+            if d is not None:
+                a.local_get(d)
             self.get(i)
             a.i32_const(es)
             a.i32_mul()
+            if d is not None:
+                a.i32_add()
             self.get(res)
             if is_array(res.ty):
                 self._copy_to_element(addr, es)
@@ -620,15 +655,21 @@ class FunctionGen(MemoryRules):
         a.end()
         a.end()
         if count is not None:  # the elements of the iterations that did not run are zero
-            for res, addr in zip(body.results[c:], elem_addrs):
-                self.zero_tail(addr, size_of(res.ty), count, n)
+            for k, (res, addr, d) in enumerate(zip(body.results[c:], elem_addrs, dest)):
+                if lasts:
+                    self.zero_tail_since(addr, d, size_of(res.ty), count, lasts[k])
+                else:
+                    self.zero_tail(addr, size_of(res.ty), count, n)
         for o, p in zip(e.outs[:c], carries):
             if o in reads:
                 a.code += reads[p]
                 self.set(o)
-        for o, addr in zip(e.outs[c:n_results], elem_addrs):
+        for o, addr, d in zip(e.outs[c:n_results], elem_addrs, dest):
             if o in reads:
-                a.i32_const(addr)
+                if d is not None:
+                    a.local_get(d)
+                else:
+                    a.i32_const(addr)
                 self.set(o)
         for r, o in zip(refs, e.outs[n_results:]):
             if o in reads:
@@ -658,6 +699,45 @@ class FunctionGen(MemoryRules):
         self.get(x)
         self.set(e.outs[0])
 
+    def zero_tail_since(self, addr: int, dest: int | None, elem_size: int, count: Atom, last: int) -> None:
+        """`zero_tail` in the entry function, whose arrays keep their memory from call to call
+        (`entry`): elements from the `last` count on are zero already, so only count..last-1 are
+        zeroed, and the count is kept for the next call in the frame's slot `last` (zero in a fresh
+        instance, whose memory is zero). Before the loop runs, `last` is raised to the count, so a
+        call stopped inside the loop (a time limit) leaves no element beyond `last` written. A
+        layout lists few of a table's rows at a time: zeroing the whole tail would cost a pass over
+        the table at every call."""
+        a = self.asm
+
+        def base() -> None:
+            if dest is None:
+                a.i32_const(addr)
+            else:
+                a.local_get(dest)
+
+        a.i32_const(last)
+        a.i32_load(0)
+        self.get(count)
+        a.i32_gt_s()
+        a.if_()
+        base()
+        self.get(count)
+        a.i32_const(elem_size)
+        a.i32_mul()
+        a.i32_add()
+        a.i32_const(0)
+        a.i32_const(last)
+        a.i32_load(0)
+        self.get(count)
+        a.i32_sub()
+        a.i32_const(elem_size)
+        a.i32_mul()
+        a.memory_fill()
+        a.end()
+        a.i32_const(last)
+        self.get(count)
+        a.i32_store(0)
+
     def zero_tail(self, addr: int, elem_size: int, count: Atom, n: int) -> None:
         """Zero elements count..n-1 of the array of n elements of `elem_size` bytes at addr."""
         a = self.asm
@@ -673,6 +753,22 @@ class FunctionGen(MemoryRules):
         a.i32_const(elem_size)
         a.i32_mul()
         a.memory_fill()
+
+
+def _loops_in_place(body: Block, out_ptrs: dict[Var, int]) -> dict[Var, int]:
+    """The entry function's array results that a top-level loop with a run-time count defines
+    element by element (scalar elements), each returned once: the loop writes them at their output
+    pointer, with no copy at the end (`op_for`)."""
+    returned = Counter(r for r in body.results if type(r) is Var)
+    found = {}
+    for e in body.eqns:
+        if e.prim != "for" or loop_count(e) is None:
+            continue
+        for o in e.outs[loop_carries(e) : len(e.params["body"].results)]:
+            ty = o.ty
+            if o in out_ptrs and returned[o] == 1 and isinstance(ty, VecT) and not is_array(ty.elem):
+                found[o] = out_ptrs[o]
+    return found
 
 
 def runtime_checked(f: Function) -> bool:

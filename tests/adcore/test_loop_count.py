@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 import adcore
 from adcore import Int, Real, Vec, compile, fn, interp, jvp, vec, vjp
 from adcore import math as am
-from adcore.wasm.runtime import WasmRangeError
+from adcore.wasm.runtime import WasmRangeError, WasmUnreachable
 
 from .programs import N_INPUTS, oracle, programs, run
 
@@ -267,3 +267,23 @@ def test_random_programs_over_counted_rows(program, xs, k, data) -> None:
     assert g[r][j] == pytest.approx(fd, rel=1e-5, abs=1e-5)
     if r >= k:
         assert g[r][j] == 0.0
+
+
+def test_a_call_stopped_inside_a_loop_leaves_no_stale_element() -> None:
+    """The root function's arrays keep their memory from call to call and only what a smaller count
+    leaves behind is zeroed (codegen's `zero_tail_since`): a call stopped by an error after writing
+    five elements of eight must not leave them to a later call with a count of two."""
+    f = fn(
+        [Vec(8, Real), Vec(8, Int), Int],
+        Vec(8, Real),
+        lambda x, idx, k: vec(8, Real, lambda i: 2.0 * x[idx[i]], count=k),
+    )
+    c = compile(f)
+    x = [1.0 + i for i in range(8)]
+    good = list(range(8))
+    assert c(x, good, 3) == [2.0, 4.0, 6.0] + [0.0] * 5
+    with pytest.raises(WasmUnreachable):  # an index out of range
+        c(x, [0, 1, 2, 3, 4, 99, 6, 7], 8)  # stops at element 5, after writing 0..4
+    assert c(x, good, 2) == interp(f)(x, good, 2) == [2.0, 4.0] + [0.0] * 6
+    assert c(x, good, 8) == [2.0 * v for v in x]
+    assert c(x, good, 0) == [0.0] * 8
