@@ -22,10 +22,12 @@ What bulk evaluation does not change: the goals (the same function applied to th
 every match; computed functions of per-match values are evaluated inside the compiled energy
 instead of in Python), their order within each table (the order the matches' local scopes are
 walked in), errors (a block that fails, or whose statements cannot run on holes, is evaluated
-match by match instead, `BulkFailed`). What it cannot keep: the order of random draws in
-Penrose's dependency graph, which Penrose builds match by match; so a Style that draws random
-numbers is evaluated in bulk only in blocks with more than `PENROSE_ORDER_MAX` matches (see
-`eligible`), where walking Penrose's graph would cost more than the layout.
+match by match instead, `BulkFailed`), and in a Style that draws random numbers, which number
+each unknown gets: such a block still puts its nodes in Penrose's dependency graph, which orders
+the draws (energies.style.graph), and a block with layering statements, whose order in that graph
+is the drawing order, is evaluated match by match (see `eligible`). What it cannot keep: above
+`PENROSE_ORDER_MAX` matches, where walking Penrose's graph would cost more than the layout, a
+block is left out of that graph, and the draws' order departs from Penrose's.
 """
 
 from __future__ import annotations
