@@ -131,7 +131,9 @@ class Compiled:
         return view
 
     def output(self, k: int) -> np.ndarray:
-        """Result k's array in the module's memory (look it up at each use: see the docstring)."""
+        """Result k's array in the module's memory (look it up at each use: see the docstring). Read
+        it only: the next call relies on it holding what the last call wrote (the code generator
+        zeroes only what a smaller count leaves behind, `emit.FunctionGen.zero_tail_since`)."""
         view = self.outputs[k]
         if view is None:
             raise TypeError(f"result {k} of {self.ir.name} is not an array")
