@@ -60,7 +60,9 @@ STALE = 2.0  # an index is built again once a sort with it tries this many times
 # steps move everything), and a box whose node tuples span the canvas tries every row
 # The policy (`Culler`):
 FULL_FIRST = 2  # evaluations run whole first, to time a full evaluation
-BACKOFF, BACKOFF_GROWTH = 16, 4  # evaluations run whole after culling did not pay, growing each time
+BACKOFF, BACKOFF_GROWTH, MAX_BACKOFF = 16, 4, 64  # evaluations run whole after culling did not
+# pay, growing each time up to MAX_BACKOFF (a stage whose first steps were too long for boxes
+# to last goes on with shorter ones, for which they may: it is tried again at least that often)
 LIFE = 16.0  # a box's radius, in typical steps between evaluations
 FIRST_RADIUS = 0.01  # the typical step before one is seen, as a share of the unknowns' spread
 MIN_RADIUS = 1e-6  # the smallest radius, as a share of the unknowns' spread
@@ -437,8 +439,8 @@ class Culler:
     over `LIFE` evaluations already exceeds `WORTH` of a full evaluation, else when that cost of a
     culled evaluation does, judged from the `JUDGE`th culled evaluation on (large steps early in
     a layout: every point leaves its box, and boxes serve one or two evaluations each). The energy
-    then runs whole for `BACKOFF` evaluations, `BACKOFF_GROWTH` times longer each time, and
-    culling is tried again.
+    then runs whole for `BACKOFF` evaluations, `BACKOFF_GROWTH` times longer each time up to
+    `MAX_BACKOFF`, and culling is tried again.
     A point outside the box is evaluated whole once before the box moves (`strays`; the caller,
     energies.compile.problem, keeps the box): a line search's long trial step, followed by shorter
     ones, would otherwise sort a box that lasts one evaluation. Likewise a point outside the inner
@@ -560,7 +562,7 @@ class Culler:
     def _stop(self) -> None:
         """Culling did not pay: whole evaluations for a while (see the class docstring)."""
         self.off_until = self.evaluations + self.backoff
-        self.backoff *= BACKOFF_GROWTH
+        self.backoff = min(self.backoff * BACKOFF_GROWTH, MAX_BACKOFF)
         self.culled_runs = 0
         self.recent = []
         self.center = self.inner = None

@@ -226,6 +226,27 @@ def test_culling_stops_when_it_does_not_pay_and_tries_again_later() -> None:
         assert c.wants()
 
 
+def test_culling_is_tried_again_at_least_every_max_backoff_evaluations() -> None:
+    """A stage whose first boxes did not pay is retried as its steps shorten: after any number of
+    failures the energy runs whole for at most MAX_BACKOFF evaluations before culling again."""
+    c = Culler([], [], {}, None)
+    c.which = [0]
+    x = np.zeros(3)
+    for _ in range(culling.FULL_FIRST):
+        c.observe(x, 0.010, culled=False)
+    waits = []
+    for _ in range(6):
+        assert c.wants()
+        c.box_sorted(1.0)  # a box far too dear: culling stops at once
+        c.observe(x, 0.001, culled=True)
+        waited = 0
+        while not c.wants():
+            c.observe(x, 0.010, culled=False)
+            waited += 1
+        waits.append(waited)
+    assert waits == [16, 64, 64, 64, 64, 64] and culling.MAX_BACKOFF == 64
+
+
 def test_a_box_is_charged_over_the_evaluations_it_serves() -> None:
     """A box that takes six full evaluations to sort and then serves many cheap evaluations pays;
     a box sorted for every evaluation does not (hand-counted with LIFE = 16: full 10 ms, culled
