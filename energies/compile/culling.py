@@ -36,6 +36,7 @@ optimizer's steps.
 from __future__ import annotations
 
 import math
+import statistics
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -548,6 +549,13 @@ class Culler:
         if first_box or (self.culled_runs >= JUDGE and self.cull_cost() > WORTH * self.full_cost):
             self._stop()
 
+    def typical_step(self) -> float | None:
+        """`step`, taken again if moves came since (the caller asks whenever it may size a box, up
+        to once an evaluation: `statistics.median` of MOVES floats costs a tenth of numpy's)."""
+        if self.new_moves:
+            self.step, self.new_moves = statistics.median(self.moves), False
+        return self.step
+
     def cull_cost(self) -> float:
         """Seconds of a culled evaluation, its share of sorting included (see the class docstring)."""
         sorting = sum(seconds for seconds, _ in self.recent)
@@ -574,9 +582,8 @@ class Culler:
         start = time.perf_counter()
         bounds = self._compiled_bounds()
         spread = float(np.ptp(x[varying])) if varying.any() else 1.0
-        if self.new_moves:
-            self.step, self.new_moves = float(np.median(self.moves)), False
-        typical = self.step if self.step is not None else FIRST_RADIUS * spread
+        step = self.typical_step()
+        typical = step if step is not None else FIRST_RADIUS * spread
         scale = min(max(LIFE * typical, MIN_RADIUS * max(spread, 1.0)), MAX_RADIUS * max(spread, 1.0))
         radius = self.radius = np.where(varying, scale, 0.0)
         self.center, self.scale, self.inner = x.copy(), scale, None
@@ -607,14 +614,13 @@ class Culler:
         evaluations' worth; the rows the box left out are constant on the inner box too (it lies
         within the box). None when the steps ask for more than `INNER` of the box's radius."""
         assert self.center is not None and self.radius is not None and self.bounds is not None
-        if self.new_moves:
-            self.step, self.new_moves = float(np.median(self.moves)), False
-        if self.step is None or INNER_LIFE * self.step > INNER * self.scale:
+        step = self.typical_step()
+        if step is None or INNER_LIFE * step > INNER * self.scale:
             self.inner = None
             return None
         start = time.perf_counter()
         # (never a point: a term constant on a box of no width may still have a gradient there)
-        reach = np.where(self.radius > 0, max(INNER_LIFE * self.step, self.floor), 0.0)
+        reach = np.where(self.radius > 0, max(INNER_LIFE * step, self.floor), 0.0)
         lo = np.maximum(x - reach, self.center - self.radius)
         hi = np.minimum(x + reach, self.center + self.radius)
         out = {}
