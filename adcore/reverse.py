@@ -6,7 +6,7 @@ from .forward import jvp_function
 from .gc_pause import gc_paused
 from .ir import Function
 from .transpose import transpose_function
-from .unzip import unzip_function
+from .unzip import Unzipped, unzip_function
 
 
 @gc_paused
@@ -16,9 +16,7 @@ def reverse_pair(f: Function, wrt: tuple[bool, ...] | None = None) -> tuple[Func
     key = ("reverse", wrt)
     cached = f.cache.get(key)
     if cached is None:
-        df = jvp_function(f, wrt)
-        assert df.linear_mask is not None
-        u = unzip_function(df, df.linear_mask)
+        u = _unzipped(f, wrt)
         cached = f.cache[key] = (u.fwd, transpose_function(u.lin))
     return cached
 
@@ -27,8 +25,11 @@ def reverse_pair(f: Function, wrt: tuple[bool, ...] | None = None) -> tuple[Func
 def backward(f: Function, wrt: tuple[bool, ...] | None, zero: tuple[bool, ...]) -> Function:
     """`reverse_pair(f, wrt)`'s bwd for cotangents structurally zero where `zero` marks (one mark
     per Real result leaf of f): bwd(residuals, ct of each unmarked leaf) -> the same gradients."""
-    if not any(zero):
-        return reverse_pair(f, wrt)[1]
-    df = jvp_function(f, wrt)  # (cached, as the unzipped function is)
+    return transpose_function(_unzipped(f, wrt).lin, zero)
+
+
+def _unzipped(f: Function, wrt: tuple[bool, ...] | None) -> Unzipped:
+    """f's derivative, unzipped (both steps cached on the functions)."""
+    df = jvp_function(f, wrt)
     assert df.linear_mask is not None
-    return transpose_function(unzip_function(df, df.linear_mask).lin, zero)
+    return unzip_function(df, df.linear_mask)

@@ -502,8 +502,17 @@ def _constant_penalty(problem: PenaltyProblem, x: np.ndarray, stage: StageSpec) 
     """Σ max(c, 0)² over the active constraints that read no input varying in the stage (0 if none)."""
     if stage.fixed is None or not (stage.fixed & stage.constraints).any():
         return 0.0
-    values = np.asarray(problem.goal_values(x).constraints)[stage.fixed & stage.constraints]
+    return _penalty(np.asarray(problem.goal_values(x).constraints)[stage.fixed & stage.constraints])
+
+
+def _penalty(values: np.ndarray) -> float:
+    """Σ max(c, 0)² over constraint values."""
     return float(np.sum(np.maximum(values, 0.0) ** 2))
+
+
+def _largest(values: np.ndarray, active: np.ndarray) -> float:
+    """The largest of the active values, or 0 (also when all are below 0 or none is active)."""
+    return max(0.0, float(np.max(values[active]))) if active.any() else 0.0
 
 
 def _movable_violation(problem: PenaltyProblem, x: np.ndarray, stage: StageSpec) -> float:
@@ -511,7 +520,7 @@ def _movable_violation(problem: PenaltyProblem, x: np.ndarray, stage: StageSpec)
     active = stage.constraints if stage.fixed is None else stage.constraints & ~stage.fixed
     if not active.any():
         return 0.0
-    return max(0.0, float(np.max(np.asarray(problem.goal_values(x).constraints)[active])))
+    return _largest(np.asarray(problem.goal_values(x).constraints), active)
 
 
 @functools.cache
@@ -579,7 +588,7 @@ def optimize(
     # energy is φ where its last line search began (Penrose's lastUOenergy, which its
     # exterior-point test compares), one step before the point it returns.
     objective = float(objective_values.sum())
-    penalty = float(np.sum(np.maximum(constraint_values, 0.0) ** 2))
+    penalty = _penalty(constraint_values)
     weight = last.weight if last else float("nan")
     energy = objective + weight * penalty
     infeasible = _infeasible(problem, final, values)
@@ -599,7 +608,7 @@ def optimize(
         n_violated=int(np.count_nonzero(constraint_values > SATISFIED_TOLERANCE)),
         seconds=time.perf_counter() - started,
         infeasible=infeasible,
-        infeasible_penalty=float(np.sum(np.maximum(values[list(infeasible)], 0.0) ** 2)),
+        infeasible_penalty=_penalty(values[list(infeasible)]),
         max_movable_violation=_max_movable(values, final, infeasible),
     )
 
@@ -608,7 +617,7 @@ def _max_movable(values: np.ndarray, final: StageSpec | None, infeasible: tuple[
     """The largest value among the final stage's constraints other than ``infeasible`` (0 if none)."""
     active = np.ones(len(values), bool) if final is None else final.constraints.copy()
     active[list(infeasible)] = False
-    return max(0.0, float(values[active].max())) if active.any() else 0.0
+    return _largest(values, active)
 
 
 def _infeasible(problem: PenaltyProblem, final: StageSpec | None, values: np.ndarray) -> tuple[int, ...]:

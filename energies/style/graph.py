@@ -252,9 +252,9 @@ class _EvaluationWalk:
                 ctx = plan.context(match_index)
                 for name, source, role in local.roles:
                     ref = ObjectRef(ctx.scope, name)
-                    item = {NODE: ref, STATEMENT: (source, plan, match_index), INERT: None}[role]
-                    if bulk_run:
-                        item = None
+                    item = None  # a bulk block's nodes are evaluated with the block (in_bulk)
+                    if not bulk_run:
+                        item = {NODE: ref, STATEMENT: (source, plan, match_index), INERT: None}[role]
                     self.gather(graph, ref, source, ctx, item)
             for ref, source in self.assignment.scope_fields("sub"):
                 self.gather(graph, ref, source, None, ref)
