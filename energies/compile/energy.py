@@ -131,8 +131,7 @@ def energy_function(kinds: Sequence[GoalKind], kind_fns: Sequence[adcore.Fn], n:
 def value_and_grad(energy: adcore.Fn) -> adcore.Fn:
     """energy, its gradient with respect to x, and the goal values. The goal values' cotangent is
     structurally zero (`None`): a zero array would cost a pass over every kind's whole table at
-    every evaluation, whatever the rows listed (10 ms an evaluation of a 1,024-vertex graph, most
-    of whose 2.4 million rows are culled)."""
+    every evaluation, whatever the rows listed (docs/scaling.md measures it)."""
     n = energy.params[0]
     assert isinstance(energy.ret, adcore.StructT)  # energy_function's {"energy", "values"}
     values_type = dict(energy.ret.fields)["values"]
