@@ -60,7 +60,8 @@ def test_full_queue_is_503_with_retry_after_at_once():
         answers: list[httpx.Response] = []
         busy = in_background(client, heavy_body(variation="q1"), answers)
         wait_for_busy_worker(pool)
-        queued = in_background(client, heavy_body(variation="q2"), answers)
+        # the queued request only has to wait behind q1: a small diagram fills the queue as well
+        queued = in_background(client, example_body("vectors", variation="q2"), answers)
         wait_until(lambda: pool.waiting == 1)
         assert metric(client.get("/metrics").text, "penrose_queue_depth") == 1
         t0 = time.monotonic()
@@ -77,7 +78,9 @@ def test_full_queue_is_503_with_retry_after_at_once():
 
 
 def test_a_wait_past_queue_seconds_is_503():
-    app = create_app(Settings(workers=1, time_limit=30.0, queue_limit=8, queue_seconds=0.2))
+    # the busy layout only has to outlast the 0.2 s wait: its time limit ends it after 1.5 s (a 504,
+    # not asserted) instead of its seconds of layout
+    app = create_app(Settings(workers=1, time_limit=1.5, queue_limit=8, queue_seconds=0.2))
     with TestClient(app) as client:
         answers: list[httpx.Response] = []
         busy = in_background(client, heavy_body(variation="t1"), answers)
@@ -105,17 +108,20 @@ def test_body_bytes_are_bounded_in_total_across_requests():
         small = client.post("/diagrams", json=example_body("vectors", variation="b3"))
         busy.join(120)
         assert small.status_code == 200 and answers[0].status_code == 200
-        assert client.post("/diagrams", json=heavy_body(variation="b2")).status_code == 200  # room again
+        # room again for a body of that size: b1's own, whose picture the result cache answers (the
+        # budget is taken before the cache is looked at) instead of laying b2 out for seconds
+        assert client.post("/diagrams", json=body).status_code == 200
         text = client.get("/metrics").text
         assert metric(text, 'penrose_rejections_total{reason="body-budget"}') == 1
         assert metric(text, "penrose_body_bytes_held") == 0
 
 
 def test_405_keeps_its_allow_header():
-    with TestClient(create_app(Settings(workers=1))) as client:
-        r = client.get("/diagrams")
-        assert r.status_code == 405
-        assert r.headers["allow"] == "POST"
+    # routing answers it: without `with`, the lifespan (its worker pool) is never started
+    client = TestClient(create_app(Settings(workers=1)))
+    r = client.get("/diagrams")
+    assert r.status_code == 405
+    assert r.headers["allow"] == "POST"
 
 
 def test_a_killed_idle_worker_is_replaced_before_a_request_lands_on_it():
