@@ -29,13 +29,24 @@ def answers(config: WorkerConfig, names: list[str]) -> list[dict[str, Any]]:
         stop_worker(worker)
 
 
+NAMES = ["sets", "vectors", "sets", "vectors"]
+
+
+@pytest.fixture(scope="module")
+def reference() -> list[dict[str, Any]]:
+    """The first two diagrams from a worker with the default budgets: the same for every budget
+    tested, so one worker renders them once (a worker's start and two layouts saved per budget)."""
+    return answers(WorkerConfig(), NAMES[:2])
+
+
 @pytest.mark.parametrize("mb", [0, 1])
-def test_a_worker_with_tiny_cache_budgets_renders_and_keeps_at_most_what_fits(mb: int) -> None:
-    names = ["sets", "vectors", "sets", "vectors"]
+def test_a_worker_with_tiny_cache_budgets_renders_and_keeps_at_most_what_fits(
+    mb: int, reference: list[dict[str, Any]]
+) -> None:
+    names = NAMES
     tiny = answers(
         WorkerConfig(diagram_cache_mb=mb, energy_cache_mb=mb, module_cache_mb=mb, parse_cache_mb=mb), names
     )
-    reference = answers(WorkerConfig(), names[:2])
     for name, outcome, expected in zip(names, tiny, reference + reference, strict=True):
         assert outcome["ok"], (name, outcome)
         assert outcome["svg"] == expected["svg"]
