@@ -106,9 +106,7 @@ def test_worker_stuck_past_its_deadline_is_killed_and_replaced():
 
 @pytest.mark.parametrize("workers", [2])
 def test_a_long_layout_does_not_block_other_requests(workers):
-    # the long layout is ended by its time limit after 2 s (its status is not asserted), not after its
-    # seconds of layout: still far longer than the small diagram's fraction of a second
-    app = create_app(Settings(workers=workers, time_limit=2.0))
+    app = create_app(Settings(workers=workers, time_limit=30.0))
     with TestClient(app) as client:
         client.post("/diagrams", json=example_body("vectors", variation="warm"))  # warm one worker
         done: dict[str, float] = {}
