@@ -23,11 +23,11 @@ roots, so the work follows the goals that matter, not the number of rows; what r
 in the rows is a few numpy passes to list them (`Culler.derive`).
 
 Boxes come in two sizes, as a neighbour list's skin: the box, sized for many steps and sorted by
-the tree walk above, and an inner box within it, sized for the steps of now and sorted by trying
-only the box's rows one by one (`Culler.derive_inner`): a layout converges in a box sized by its
-first steps, and most of that box's rows are constant nearer by. A point that leaves the inner
-box but not the box is evaluated with the box's rows, so no point inside the box ever costs a
-whole evaluation.
+the tree walk above, and an inner box within it, sized per unknown by its steps of now and
+sorted by trying only the box's rows one by one (`InnerBox`): a layout converges in a box sized
+by its first steps, and most of that box's rows are constant nearer by. An unknown that leaves
+its inner range takes the box's range until its rows are sorted again, so no point inside the
+box ever costs more than the box's rows.
 
 Culling is used where it pays, as measured (`Culler`'s policy), with box radii that follow the
 optimizer's steps.
@@ -76,6 +76,9 @@ WORTH = 0.8  # culling stays on while a culled evaluation costs less than this s
 RECENT = 4  # boxes whose sorting is spread over the evaluations they served
 INNER = 0.5  # an inner box is sorted when the steps ask for at most this share of the box's radius
 INNER_LIFE = 8.0  # an inner box's radius, in typical steps
+REGROW = 2.0  # an inner box is sorted afresh once its ranges span this many times what the steps ask
+OWN_FLOOR = 0.125  # an unknown's inner range is sized by its own steps, down to this share of the largest
+RENT = 4.0  # strayed rows are sorted again once listed this many evaluations each, on average
 PAIR = {"lo": Real, "hi": Real}
 
 
@@ -254,6 +257,7 @@ def _node_boxes(tree: Tree, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray,
 
 
 Bounds = Callable[[list[ColumnBoxes], np.ndarray], tuple[np.ndarray, np.ndarray]]
+RowBounds = Callable[[int, np.ndarray, np.ndarray, np.ndarray], np.ndarray]  # (kind, lo, hi, rows) -> values
 
 
 @dataclass
@@ -297,8 +301,7 @@ def index_kind(kind: GoalKind, x: np.ndarray) -> KindIndex:
     key = np.zeros(kind.n_rows, np.int64)
     for t, c in zip(trees, used):
         key = key * t.n_leaves + t.leaf_of_object[c.obj]
-    order = np.argsort(key, kind="stable")
-    starts = np.concatenate([[0], np.cumsum(np.bincount(key, minlength=math.prod(shape)))])
+    order, starts = _grouping(key, math.prod(shape))
     return KindIndex(trees, shape, key, order, starts, {})
 
 
@@ -354,16 +357,21 @@ def sort_kind(
 
 def sort_rows(kind: GoalKind, boxes: list[ColumnBoxes], bounds: Bounds, rows: np.ndarray) -> Sorted:
     """Split the given rows (ascending) into those left in and those constant on the box, one by one."""
+    values = row_values(kind, boxes, bounds, rows)
+    left = np.isnan(values)
+    return Sorted(rows[left], float(values[~left].sum()), len(rows))
+
+
+def row_values(kind: GoalKind, boxes: list[ColumnBoxes], bounds: Bounds, rows: np.ndarray) -> np.ndarray:
+    """Per row: its term's value where the box proves it constant, NaN where it is not (a proved
+    value is a point interval lo == hi, never NaN)."""
     used = _used(kind)
-    constant, left_in = 0.0, []
+    out = np.empty(len(rows))
     for s in range(0, len(rows), BATCH):
         part = rows[s : s + BATCH]
         lo, hi = bounds(boxes, np.stack([c.obj[part] for c in used], axis=1).astype(np.int64))
-        point = lo == hi
-        constant += float(lo[point].sum())
-        left_in.append(part[~point])
-    rows_in = np.concatenate(left_in) if left_in else np.zeros(0, np.int64)
-    return Sorted(rows_in, constant, len(rows))
+        out[s : s + len(part)] = np.where(lo == hi, lo, np.nan)
+    return out
 
 
 def _covered(trees: list[Tree], counts: np.ndarray, tuples: np.ndarray) -> np.ndarray:
@@ -390,13 +398,25 @@ def _rows_of(index: KindIndex, leaf_tuples: np.ndarray) -> np.ndarray:
     flat = np.zeros(len(leaf_tuples), np.int64)
     for k, t in enumerate(index.trees):
         flat = flat * t.n_leaves + t.first_leaf[leaf_tuples[:, k]]
-    first, last = index.starts[flat], index.starts[flat + 1]
+    return _groups(index.order, index.starts, flat)
+
+
+def _groups(order: np.ndarray, starts: np.ndarray, which: np.ndarray) -> np.ndarray:
+    """The entries of the given groups of a grouping (`order[starts[g]:starts[g + 1]]` is group
+    g), concatenated, without a Python loop over the groups."""
+    first, last = starts[which], starts[which + 1]
     lengths = last - first
     total = int(lengths.sum())
     if not total:
         return np.zeros(0, np.int64)
     shift = np.repeat(first - (np.cumsum(lengths) - lengths), lengths)
-    return index.order[np.arange(total) + shift]
+    return order[np.arange(total) + shift]
+
+
+def _grouping(keys: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Positions grouped by key (each below n): (order, starts) for `_groups`."""
+    order = np.argsort(keys, kind="stable")
+    return order, np.concatenate([[0], np.cumsum(np.bincount(keys, minlength=n))])
 
 
 class CompiledBounds:
@@ -444,10 +464,9 @@ class Culler:
     `MAX_BACKOFF`, and culling is tried again.
     A point outside the box is evaluated whole once before the box moves (`strays`; the caller,
     energies.compile.problem, keeps the box): a line search's long trial step, followed by shorter
-    ones, would otherwise sort a box that lasts one evaluation. Likewise a point outside the inner
-    box but in the box is evaluated with the box's rows once before the inner box moves; an inner
-    box's radius is `INNER_LIFE` typical steps, and it is made only while that is at most `INNER`
-    of the box's radius (else the box's rows are as few). Its sorting counts as the box's.
+    ones, would otherwise sort a box that lasts one evaluation. An inner box (`InnerBox`) is made
+    only while `INNER_LIFE` typical steps are at most `INNER` of the box's radius (else the box's
+    rows are as few); its sorting counts as the box's.
     Each layout stage has other goals, unknowns and steps, so other costs: a new stage starts the
     policy afresh, its steps too (the last steps of a converged stage are far shorter than the
     first of the next, whose boxes they would size).
@@ -471,7 +490,7 @@ class Culler:
         self.radius: np.ndarray | None = None  # per unknown: ρ where it varies, 0 where it is fixed
         self.scale = 0.0  # ρ
         self.floor = 0.0  # the smallest radius (MIN_RADIUS of the spread of the box's center)
-        self.inner: tuple[np.ndarray, np.ndarray] | None = None  # (lo, hi) per unknown, in the box
+        self.inner: InnerBox | None = None
         # policy state (see the class docstring)
         self.full_cost: float | None = None  # seconds of a full evaluation (running mean)
         self.eval_cost: float | None = None  # seconds of a culled one, sorting aside (running mean)
@@ -480,6 +499,7 @@ class Culler:
         # RECENT boxes since culling was last turned on, the current box last
         self.step: float | None = None  # typical largest change of an unknown between evaluations
         self.moves: list[float] = []  # the last MOVES such changes
+        self.unknown_moves: list[np.ndarray] = []  # the last MOVES changes of each unknown
         self.new_moves = False  # moves came since `step` was taken (it is taken when a box is sized:
         # a median at every evaluation cost more than a small diagram's energy)
         self.last: np.ndarray | None = None
@@ -518,6 +538,7 @@ class Culler:
         self.backoff = BACKOFF
         self.center = self.inner = None
         self.step, self.moves, self.strays, self.new_moves = None, [], 0, False
+        self.unknown_moves = []
 
     def wants(self) -> bool:
         """Whether the next evaluation should be culled."""
@@ -527,13 +548,16 @@ class Culler:
         return self.center is not None and bool(np.all(np.abs(x - self.center) <= self.radius))
 
     def inside_inner(self, x: np.ndarray) -> bool:
-        return self.inner is not None and bool(np.all((x >= self.inner[0]) & (x <= self.inner[1])))
+        return self.inner is not None and self.inner.inside(x)
 
     def observe(self, x: np.ndarray, seconds: float, culled: bool) -> None:
         """One evaluation at x took `seconds`, culled or whole: update the costs, step and policy."""
         if self.last is not None and len(x) == len(self.last):
-            self.moves.append(float(np.max(np.abs(x - self.last), initial=0.0)))
+            change = np.abs(x - self.last)
+            self.moves.append(float(np.max(change, initial=0.0)))
             del self.moves[:-MOVES]
+            self.unknown_moves.append(change)
+            del self.unknown_moves[:-MOVES]
             self.new_moves = True
         self.last = x.copy()
         self.evaluations += 1
@@ -607,32 +631,158 @@ class Culler:
         self.box_sorted(time.perf_counter() - start)
         return out
 
-    def derive_inner(self, x: np.ndarray, box: dict[int, Sorted]) -> dict[int, Sorted] | None:
-        """Sort the rows left in at the box again, at an inner box around x (in the box) sized by
-        the steps now: the layout converges within a box sized by its first steps, and the goals
-        constant nearer by are many. Its sorting tries only the box's rows, so it costs a few
-        evaluations' worth; the rows the box left out are constant on the inner box too (it lies
-        within the box). None when the steps ask for more than `INNER` of the box's radius."""
-        assert self.center is not None and self.radius is not None and self.bounds is not None
+    def inner_lists(self, x: np.ndarray, box: dict[int, Sorted]) -> tuple[dict[int, Sorted] | None, bool]:
+        """The rows to list at x, a point in the box, from the inner box (`InnerBox`), and whether
+        they changed since the last call; None when the steps ask for more than `INNER` of the
+        box's radius (the box's rows then). Called once an evaluation: it keeps the inner box's
+        accounts."""
+        assert self.center is not None and self.radius is not None
         step = self.typical_step()
         if step is None or INNER_LIFE * step > INNER * self.scale:
-            self.inner = None
-            return None
+            changed, self.inner = self.inner is not None, None
+            return None, changed
+        reach = max(INNER_LIFE * step, self.floor)
+        inner = self.inner
+        if inner is None or inner.box is not box or inner.reach > REGROW * reach:
+            self.inner = self._sort_inner_afresh(x, box, reach)
+            return self.inner.lists(), True
+        changed = inner.stray(x)
+        inner.rent += inner.stray_rows
+        if inner.stray_rows and inner.rent > RENT * inner.stray_rows:
+            start = time.perf_counter()
+            self.tried += inner.sort_strays(x, self._halves(reach), self._bounds_at)
+            self._charge(time.perf_counter() - start)
+        elif not changed:
+            return None, False
+        return inner.lists(), True
+
+    def _halves(self, reach: float) -> np.ndarray:
+        """Each unknown's inner half-width: `INNER_LIFE` times its own largest change among the last
+        `MOVES` evaluations (a typical step of its own would leave its range at the next long trial
+        step of a line search), at least `OWN_FLOOR` of `reach` (the typical largest step's), at
+        most `reach`; 0 where the stage does not vary it."""
+        assert self.radius is not None
+        own = INNER_LIFE * np.max(self.unknown_moves, axis=0) if self.unknown_moves else reach
+        return np.where(self.radius > 0, np.clip(own, max(OWN_FLOOR * reach, self.floor), reach), 0.0)
+
+    def _bounds_at(self, k: int, lo: np.ndarray, hi: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """`row_values` of kind k's rows on the box [lo, hi]."""
+        assert self.bounds is not None
+        kind, trees = self.kinds[k], self.indexes[k].trees
+        boxes = [column_boxes(c, t, lo, hi) for c, t in zip(_used(kind), trees)]
+        return row_values(kind, boxes, self.bounds[k], rows)
+
+    def _sort_inner_afresh(self, x: np.ndarray, box: dict[int, Sorted], reach: float) -> InnerBox:
+        assert self.center is not None and self.radius is not None
         start = time.perf_counter()
-        # (never a point: a term constant on a box of no width may still have a gradient there)
-        reach = np.where(self.radius > 0, max(INNER_LIFE * step, self.floor), 0.0)
-        lo = np.maximum(x - reach, self.center - self.radius)
-        hi = np.minimum(x + reach, self.center + self.radius)
-        out = {}
+        inner = InnerBox(box, self.center - self.radius, self.center + self.radius, reach, len(x))
+        inner.center(np.ones(len(x), bool), x, self._halves(reach))
         for k, outer in box.items():
-            kind, trees = self.kinds[k], self.indexes[k].trees
-            boxes = [column_boxes(c, t, lo, hi) for c, t in zip(_used(kind), trees)]
-            inner = sort_rows(kind, boxes, self.bounds[k], outer.rows)
-            self.tried += inner.tried
-            out[k] = Sorted(inner.rows, outer.constant + inner.constant, inner.tried)
-        self.inner = (lo, hi)
+            inner.sorts[k] = InnerSort.of(
+                self.kinds[k], outer.rows, self._bounds_at(k, inner.lo, inner.hi, outer.rows)
+            )
+            self.tried += len(outer.rows)
+        self._charge(time.perf_counter() - start)
+        return inner
+
+    def _charge(self, seconds: float) -> None:
+        """Sorting an inner box counts as its box's."""
         if self.recent:
-            self.recent[-1][0] += time.perf_counter() - start
+            self.recent[-1][0] += seconds
+
+
+@dataclass
+class InnerSort:
+    """A kind's rows left in at the box, and per row its term's value on the inner box where that
+    is constant (NaN where not), and whether it reads a strayed unknown (`InnerBox`)."""
+
+    rows: np.ndarray  # the box's rows (`Sorted.rows` of the box)
+    values: np.ndarray
+    columns: list[tuple[KindColumn, np.ndarray, np.ndarray]]  # per column reading unknowns: it, and
+    # its objects' positions in `rows` (`_grouping`), to find the rows of a few objects at once
+    strays: np.ndarray  # per row: it reads a strayed unknown
+
+    @classmethod
+    def of(cls, kind: GoalKind, rows: np.ndarray, values: np.ndarray) -> InnerSort:
+        columns = [(c, *_grouping(c.obj[rows], c.n_objects)) for c in _used(kind) if c.width]
+        return cls(rows, values, columns, np.zeros(len(rows), bool))
+
+    def stray(self, newly: np.ndarray) -> int:
+        """Mark the rows reading the unknowns `newly` (bool over x); how many were not marked yet."""
+        found = [
+            _groups(order, starts, np.flatnonzero(newly[c.slots].any(axis=1)))
+            for c, order, starts in self.columns
+        ]
+        at = np.unique(np.concatenate(found)) if found else np.zeros(0, np.int64)
+        fresh = int(np.count_nonzero(~self.strays[at]))
+        self.strays[at] = True
+        return fresh
+
+
+class InnerBox:
+    """An inner box within the box, as a neighbour list's skin: each unknown ranges over `INNER_LIFE`
+    of its own recent steps around where it was when its range was set, clipped to the box, and
+    the box's rows are sorted again on it (only the box's rows: those the box left out are constant
+    on the inner box too, as it lies within the box). A layout converges within a box sized by its
+    first steps, and nearer by most of the box's rows are constant; late in a layout most objects
+    rest while a few still slide, so the ranges are sized per unknown.
+
+    An unknown that leaves its range *strays*: its range becomes the box's, and every row that
+    reads it is listed, as the box lists it (exact: the others' ranges still hold their points).
+    Strayed rows are sorted again, on ranges centred where their unknowns are then, once listing
+    them has cost `RENT` evaluations each on average (a ski rental: trying a row's bounds costs a
+    few evaluations of it, and a line search's long trial step strays many unknowns at once).
+    Each sort and each stray changes the lists."""
+
+    def __init__(
+        self, box: dict[int, Sorted], box_lo: np.ndarray, box_hi: np.ndarray, reach: float, n: int
+    ) -> None:
+        self.box = box  # the box's sorted kinds this inner box sorts again
+        self.box_lo, self.box_hi = box_lo, box_hi
+        self.reach = reach  # the largest half-width the steps asked for when it was sorted afresh
+        self.lo, self.hi = box_lo.copy(), box_hi.copy()
+        self.strayed = np.zeros(n, bool)
+        self.sorts: dict[int, InnerSort] = {}
+        self.stray_rows = 0  # rows listed because they read a strayed unknown
+        self.rent = 0.0  # evaluations of strayed rows since the last sort of them
+
+    def center(self, which: np.ndarray, x: np.ndarray, half: np.ndarray) -> None:
+        """Set the ranges of the unknowns `which` around x with the given half-widths."""
+        self.lo[which] = np.maximum(x[which] - half[which], self.box_lo[which])
+        self.hi[which] = np.minimum(x[which] + half[which], self.box_hi[which])
+
+    def inside(self, x: np.ndarray) -> bool:
+        """Whether x is in the inner box (a strayed unknown ranges over the box's range)."""
+        return bool(np.all(((x >= self.lo) & (x <= self.hi)) | self.strayed))
+
+    def stray(self, x: np.ndarray) -> bool:
+        """Let the unknowns out of their ranges at x stray; whether any had not yet."""
+        newly = ((x < self.lo) | (x > self.hi)) & ~self.strayed
+        if not newly.any():
+            return False
+        self.strayed |= newly
+        self.stray_rows += sum(sort.stray(newly) for sort in self.sorts.values())
+        return True
+
+    def sort_strays(self, x: np.ndarray, half: np.ndarray, bounds_at: RowBounds) -> int:
+        """Centre the strayed unknowns' ranges at x and sort their rows again; the rows tried."""
+        self.center(self.strayed, x, half)
+        self.strayed[:] = False
+        tried = 0
+        for k, sort in self.sorts.items():
+            sort.values[sort.strays] = bounds_at(k, self.lo, self.hi, sort.rows[sort.strays])
+            tried += int(sort.strays.sum())
+            sort.strays[:] = False
+        self.stray_rows, self.rent = 0, 0.0
+        return tried
+
+    def lists(self) -> dict[int, Sorted]:
+        """Per kind, the rows listed (left in or strayed) and the constant the others add."""
+        out = {}
+        for k, sort in self.sorts.items():
+            listed = np.isnan(sort.values) | sort.strays
+            constant = self.box[k].constant + float(sort.values[~listed].sum())
+            out[k] = Sorted(sort.rows[listed], constant, 0)
         return out
 
 

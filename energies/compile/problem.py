@@ -139,7 +139,7 @@ class CompiledProblem:
         self._whole: list[np.ndarray] = []
         self._box: Listed | None = None
         self._sorted: dict[int, Sorted] | None = None  # the box's kinds, as the culler sorted them
-        self._inner: Listed | None = None  # the inner box's lists (`Culler.derive_inner`)
+        self._inner: Listed | None = None  # the inner box's lists (`culling.InnerBox`)
         self.lists: list[np.ndarray] = []  # what the energy's memory holds: one of the two
         self.counts = [0] * len(self.kinds)
         self._listed = False  # whether `lists` are in the energy's memory
@@ -200,8 +200,7 @@ class CompiledProblem:
         Returns whether goals are culled. A point outside the box is evaluated whole the first time
         and the box kept (a line search's long trial step is followed by shorter ones, back inside);
         the second point outside in a row moves the box there. Within the box, an inner box
-        (`Culler.derive_inner`) lists fewer rows; a point outside it is evaluated with the box's
-        rows the first time, and the second in a row moves the inner box."""
+        (`culling.InnerBox`) lists fewer rows."""
         culler = self.culler
         if self._active_stage != s:
             self._whole = [np.flatnonzero(mask) for mask in self._in_stage(s)]
@@ -213,15 +212,12 @@ class CompiledProblem:
         chosen = None
         if culler is None or not cull:
             self._box = self._inner = None  # culling is off: its boxes are gone with it
-        elif culler.inside_inner(x):
-            culler.strays, chosen = 0, self._inner
         elif culler.inside(x):
-            if self._inner is not None and culler.strays == 0:
-                culler.strays, chosen = 1, self._box
-            else:
-                assert self._box is not None and self._sorted is not None
-                self._inner = self._listed_box(culler.derive_inner(x, self._sorted))
-                culler.strays, chosen = 0, self._inner or self._box
+            assert self._box is not None and self._sorted is not None
+            inner, changed = culler.inner_lists(x, self._sorted)
+            if changed:
+                self._inner = self._listed_box(inner)
+            culler.strays, chosen = 0, self._inner or self._box
         elif self._box is not None and culler.strays == 0:
             culler.strays, cull = 1, False
         else:

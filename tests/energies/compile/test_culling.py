@@ -92,54 +92,117 @@ def test_culled_energy_and_gradient_equal_the_full_ones_in_and_out_of_the_box(se
     assert c.boxes >= 3
 
 
-def test_an_inner_box_lists_fewer_rows_and_stays_exact() -> None:
-    """Steps an eighth of what sized the box: an inner box around the point lists fewer rows of
-    `maximal(min(20, d))` (-20 wherever the centers stay 20 apart: the rows left out add a constant
-    that is not 0); points in it, in the box but outside it (the box's rows), and a second such
-    point (the inner box moves) all get the full energy and gradient."""
+def _labels_apart(name: str) -> tuple[Diagram, CompiledProblem, CompiledProblem]:
+    """150 circles and `maximal(min(20, d))` over every pair (-20 wherever two centers stay 20
+    apart: the rows left out add a constant that is not 0): a culled and a full problem."""
     style = (
         "canvas { width = 600 height = 600 }\n"
         "forall Set x { x.icon = Circle { r : 4 } }\n"
         "forall Set x; Set y {\n  encourage maximal(min(20, vdist(x.icon.center, y.icon.center)))\n}\n"
     )
     substance = "Set " + ", ".join(f"S{i}" for i in range(150)) + "\n"
-    d = build_diagram("type Set\n", substance, style, "inner", ())
-    culled, full = CompiledProblem(d, cache=None, culling=True), CompiledProblem(d, cache=None, culling=False)
+    d = build_diagram("type Set\n", substance, style, name, ())
+    return d, CompiledProblem(d, cache=None, culling=True), CompiledProblem(d, cache=None, culling=False)
+
+
+def _same(culled: CompiledProblem, full: CompiledProblem, p: np.ndarray) -> None:
+    e, g = culled.energy_and_grad(p, 0, 1.0)
+    e_full, g_full = full.energy_and_grad(p, 0, 1.0)
+    assert e == pytest.approx(e_full, rel=1e-12, abs=1e-9)
+    np.testing.assert_allclose(g, g_full, rtol=1e-12, atol=1e-12 * max(1.0, np.abs(g_full).max()))
+
+
+def test_an_inner_box_lists_fewer_rows_and_stays_exact() -> None:
+    """Steps an eighth of what sized the box: an inner box around the point lists fewer rows;
+    points in it, a point in the box but outside it in every unknown (all stray: the box's rows),
+    and the points after it, until the strayed rows are sorted again there, all get the full
+    energy and gradient."""
+    d, culled, full = _labels_apart("inner")
     c = forced(culled)
     x = np.array(d.unknowns.x0)
     culled.energy_and_grad(x, 0, 1.0)
     k = next(k for k, kind in enumerate(culled.kinds) if kind.name == "maximal")
     in_box = culled.counts[k]
     rng = np.random.default_rng(4)
-
-    def check(p: np.ndarray) -> None:
-        e, g = culled.energy_and_grad(p, 0, 1.0)
-        e_full, g_full = full.energy_and_grad(p, 0, 1.0)
-        assert e == pytest.approx(e_full, rel=1e-12, abs=1e-9)
-        np.testing.assert_allclose(g, g_full, rtol=1e-12, atol=1e-12 * max(1.0, np.abs(g_full).max()))
-
     c.moves, c.new_moves = [c.scale / (8 * culling.LIFE)] * culling.MOVES, True
     p = x + rng.choice([-0.4, 0.4], len(x)) * c.radius
-    check(p)  # in the box, no inner box yet: one is sorted around p
+    _same(culled, full, p)  # in the box, no inner box yet: one is sorted around p
     assert c.inner is not None and c.inside(p) and c.inside_inner(p)
     assert 0 < culled.counts[k] < in_box / 2 and culled.culled[0] < 0
     in_inner = culled.counts[k]
-    lo, hi = c.inner
+    lo, hi = c.inner.lo, c.inner.hi
     for _ in range(4):
-        check(lo + rng.uniform(0.001, 0.999, len(x)) * (hi - lo))
+        _same(culled, full, lo + rng.uniform(0.001, 0.999, len(x)) * (hi - lo))
         assert culled.counts[k] == in_inner
-    q = x - 0.4 * (p - x)  # in the box, out of the inner box
-    assert c.inside(q) and not c.inside_inner(q)
-    check(q)
-    assert culled.counts[k] == in_box  # the box's rows
-    check(q + 0.01 * c.radius)  # the second in a row: the inner box moves there
-    assert c.inside_inner(q + 0.01 * c.radius) and culled.counts[k] < in_box
+    q = x - 0.4 * (p - x)  # in the box, out of the inner box in every unknown
+    assert c.inside(q) and not np.any((lo <= q) & (q <= hi))
+    _same(culled, full, q)
+    assert culled.counts[k] == in_box and c.inside_inner(q)  # all strayed: the box's rows
+    tried = c.tried
+    for n in range(1, 10):  # near q, until the strayed rows are sorted again around there
+        _same(culled, full, q + 0.001 * n * c.radius)
+        if culled.counts[k] < in_box:
+            break
+    assert n == culling.RENT and c.tried > tried and not c.inner.strayed.any()
     edge = x + rng.choice([-0.95, 0.95], len(x)) * c.radius
-    check(edge)
-    check(edge + 0.001 * c.radius)  # an inner box at the box's edge: it ends where the box does
+    for n in range(8):  # an inner box at the box's edge: it ends where the box does
+        _same(culled, full, edge + 0.001 * n * c.radius)
     beyond = edge + np.sign(edge - x) * 0.1 * c.radius
     assert not c.inside(beyond) and not c.inside_inner(beyond)
-    check(beyond)
+    _same(culled, full, beyond)
+
+
+def test_one_sliding_object_strays_alone_and_its_rows_are_sorted_again_as_afresh() -> None:
+    """One circle slides while the others rest: it strays (its rows listed, no sorting), and once
+    they have been listed `RENT` evaluations each, exactly the box's rows that read it are tried
+    again, on a range centred where it is; the rows listed and the constant added are then those
+    of sorting every row at the new inner box (oracle: `sort_rows` over the box's rows), and the
+    energy and gradient are the full ones throughout."""
+    d, culled, full = _labels_apart("slide")
+    c = forced(culled)
+    x = np.array(d.unknowns.x0)
+    culled.energy_and_grad(x, 0, 1.0)
+    k = next(k for k, kind in enumerate(culled.kinds) if kind.name == "maximal")
+    kind, box = culled.kinds[k], culled._sorted
+    assert box is not None
+    c.moves, c.new_moves = [c.scale / (8 * culling.LIFE)] * culling.MOVES, True
+    culled.energy_and_grad(x, 0, 1.0)  # the inner box, sorted afresh around x
+    assert c.inner is not None and c.inside_inner(x)
+    before = culled.lists[k]
+    # A pair of the box's rows that the inner box proves apart (their -20 constant) is pulled closer
+    # than 20 by moving one circle of it towards the other, within the box: the row must come in.
+    rows = box[k].rows
+    out = np.setdiff1d(rows, before)
+    a, b = (col.slots[col.obj[out]] for col in kind.columns[:2])  # each row's two circles' (x, y)
+    gap = np.linalg.norm(x[a] - x[b], axis=1)
+    pick = int(np.argmin(np.where(gap > 20, gap, np.inf)))
+    moved = a[pick]  # the (x, y) unknowns of the circle that moves
+    p = x.copy()
+    p[moved] += 0.9 * c.radius[moved] * (x[b[pick]] - x[a[pick]]) / gap[pick]
+    assert c.inside(p) and not c.inside_inner(p) and np.linalg.norm(p[a[pick]] - p[b[pick]]) < 20
+    reads = np.zeros(len(rows), bool)
+    for col in kind.columns[:2]:  # each column numbers its objects apart: found by their unknowns
+        reads |= np.isin(col.slots[col.obj[rows]], moved).any(axis=1)
+    tried = c.tried
+    _same(culled, full, p)  # it strays: its rows are listed as the box lists them
+    assert c.tried == tried and c.inner.strayed.any() and set(c.inner.strayed.nonzero()[0]) <= set(moved)
+    np.testing.assert_array_equal(culled.lists[k], np.union1d(before, rows[reads]))
+    for _ in range(int(culling.RENT)):
+        _same(culled, full, p)
+    assert c.tried - tried == int(reads.sum()) > 0 and not c.inner.strayed.any()
+    lo, hi = c.inner.lo, c.inner.hi
+    assert np.all((lo[moved] <= p[moved]) & (p[moved] <= hi[moved]))  # its range moved with it
+    others = np.setdiff1d(np.arange(len(x)), moved)
+    assert np.all((lo[others] <= x[others]) & (x[others] <= hi[others]))  # the others' stayed
+    trees = c.indexes[k].trees
+    boxes = [culling.column_boxes(col, t, lo, hi) for col, t in zip(culling._used(kind), trees)]
+    afresh = culling.sort_rows(kind, boxes, c._compiled_bounds()[k], rows)
+    np.testing.assert_array_equal(culled.lists[k], afresh.rows)
+    assert not np.array_equal(afresh.rows, before)  # the slide changed what is left in
+    assert culled.culled[0] == pytest.approx(box[k].constant + afresh.constant, rel=1e-12)
+    rng = np.random.default_rng(5)
+    for _ in range(3):  # points in the moved inner box
+        _same(culled, full, lo + rng.uniform(0.001, 0.999, len(x)) * (hi - lo))
 
 
 def test_culled_goals_are_left_out_and_their_constants_added(monkeypatch: pytest.MonkeyPatch) -> None:
