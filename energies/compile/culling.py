@@ -548,6 +548,7 @@ class Culler:
         return self.center is not None and bool(np.all(np.abs(x - self.center) <= self.radius))
 
     def inside_inner(self, x: np.ndarray) -> bool:
+        """Whether x lies in the inner box (for tests: evaluations ask `inner_lists`)."""
         return self.inner is not None and self.inner.inside(x)
 
     def observe(self, x: np.ndarray, seconds: float, culled: bool) -> None:
