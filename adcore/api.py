@@ -140,13 +140,30 @@ class Fn:
     def interval(self) -> Fn | None:
         """The interval rule replacing the derived one (adcore.interval), if set: a function over
         `interval_type(p, exact=True)` per parameter returning `interval_type(ret, exact=False)`."""
-        r = self.ir.custom_interval
+        return self._rule(self.ir.custom_interval)
+
+    @interval.setter
+    def interval(self, rule: Fn) -> None:
+        self.ir.custom_interval = self._checked_rule(rule)
+        self.ir.cache.clear()
+
+    @property
+    def interval_near(self) -> Fn | None:
+        """A cheaper interval rule, tight on small boxes only, that `adcore.interval(near=True)`
+        prefers (same signature as `interval`; it must enclose f on every box too)."""
+        return self._rule(self.ir.custom_interval_near)
+
+    @interval_near.setter
+    def interval_near(self, rule: Fn) -> None:
+        self.ir.custom_interval_near = self._checked_rule(rule)
+        self.ir.cache.clear()
+
+    def _rule(self, r: Function | None) -> Fn | None:
         if r is None:
             return None
         return Fn(r, [interval_type(p, True) for p in self.params], interval_type(self.ret, False))
 
-    @interval.setter
-    def interval(self, rule: Fn) -> None:
+    def _checked_rule(self, rule: Fn) -> Function:
         want = [leaf for p in self.params for leaf in leaf_types(interval_type(p, True))]
         got = [leaf for p in rule.params for leaf in leaf_types(p)]
         ret = interval_type(self.ret, False)
@@ -156,8 +173,7 @@ class Fn:
                 f"({', '.join(repr(interval_type(p, True)) for p in self.params)}) -> {ret!r}, "
                 f"got ({', '.join(map(repr, rule.params))}) -> {rule.ret!r}"
             )
-        self.ir.custom_interval = rule.ir
-        self.ir.cache.clear()
+        return rule.ir
 
 
 def captured_args(f: Fn) -> list[Atom]:

@@ -85,21 +85,24 @@ class Transformed:
     pair_results: tuple[bool, ...]  # which results of the original are (lo, hi) pairs (every Real)
 
 
-def interval(f: Fn) -> Fn:
+def interval(f: Fn, near: bool = False) -> Fn:
     """The interval version of f. Calling convention (`api.interval_type`): each Real leaf of a
     parameter becomes {"lo": Real, "hi": Real} (a Vec(n, Real) becomes Vec(n, {"lo", "hi"}), two
     arrays in the IR); Int and Bool parameters stay exact, one value each. Every scalar leaf of the
     result becomes {"lo": T, "hi": T}: for a Bool, lo = certainly true and hi = possibly true; a
-    possible NaN is {"lo": nan, "hi": nan}. See the module docstring for the contract."""
-    g = f.ir.cache.get("interval")
+    possible NaN is {"lo": nan, "hi": nan}. See the module docstring for the contract.
+    `near`: for boxes known to be small, each call uses its function's cheaper rule for them
+    (`Fn.interval_near`) where one is set; the contract holds either way."""
+    key = ("interval", near)
+    g = f.ir.cache.get(key)
     if g is None:
-        g = f.ir.cache["interval"] = _entry(f.ir)
+        g = f.ir.cache[key] = _entry(f.ir, near)
     return Fn(g, [interval_type(p, True) for p in f.params], interval_type(f.ret, False))
 
 
-def _entry(f: Function) -> Function:
+def _entry(f: Function, near: bool) -> Function:
     """interval_function(f) with exact Int/Bool arguments, every result as a pair."""
-    t = interval_function(f, tuple(False for p in f.params if not is_real_leaf(p.ty)))
+    t = interval_function(f, tuple(False for p in f.params if not is_real_leaf(p.ty)), near)
     if all(t.pair_results):
         return t.fn
     b = Builder()
@@ -112,13 +115,14 @@ def _entry(f: Function) -> Function:
 
 
 @gc_paused
-def interval_function(f: Function, pairs: tuple[bool, ...]) -> Transformed:
-    """f over ranges; `pairs` marks which Int/Bool parameter leaves (in order) are uncertain."""
-    key = ("interval", pairs)
+def interval_function(f: Function, pairs: tuple[bool, ...], near: bool = False) -> Transformed:
+    """f over ranges; `pairs` marks which Int/Bool parameter leaves (in order) are uncertain;
+    `near`: calls use their functions' rules for small boxes (`interval`)."""
+    key = ("interval", pairs, near)
     cached = f.cache.get(key)
     if cached is not None:
         return cached
-    s = IntervalState(f.name)
+    s = IntervalState(f.name, near)
     params: list[Var] = []
     args: list[Value] = []
     uncertain = iter(pairs)
@@ -130,7 +134,7 @@ def interval_function(f: Function, pairs: tuple[bool, ...]) -> Transformed:
         else:
             params.append(x := Var(p.ty))
             args.append(x)
-    if f.body is None or (f.custom_interval is not None and not any(pairs)):
+    if f.body is None or (_rule(f, near) is not None and not any(pairs)):
         outs = s.apply(f, args)
     else:
         s.env.update(zip(f.body.params, args))
@@ -157,9 +161,15 @@ class _Retry(Exception):
         self.ref = ref
 
 
+def _rule(g: Function, near: bool) -> Function | None:
+    """g's own interval rule: its rule for small boxes when `near` and it has one."""
+    return g.custom_interval_near if near and g.custom_interval_near is not None else g.custom_interval
+
+
 class IntervalState:
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, near: bool = False) -> None:
         self.name = name
+        self.near = near
         self.b = Builder()
         self.env: dict[Var, Value] = {}
         self.defs: dict[Var, Eqn] = {}  # comparisons of the original, for select's min/max patterns
@@ -205,7 +215,7 @@ class IntervalState:
     # -- calls --------------------------------------------------------------------------------------
     def apply(self, g: Function, xs: Sequence[Value]) -> list[Value]:
         uncertain = tuple(isinstance(x, tuple) for p, x in zip(g.params, xs) if not is_real_leaf(p.ty))
-        rule = g.custom_interval
+        rule = _rule(g, self.near)
         if rule is not None and not any(uncertain):
             outs = iter(self.b.call(rule, _flat(xs)))
             return [(next(outs), next(outs)) for _ in g.result_types]
@@ -214,7 +224,7 @@ class IntervalState:
             if math_rule is not None and am_function(g) is not None:
                 return [math_rule(self, g, [pair(x) for x in xs])]
             return [self.top(t, g) for t in g.result_types]
-        t = interval_function(g, uncertain)
+        t = interval_function(g, uncertain, self.near)
         outs = iter(self.b.call(t.fn, _flat(xs)))
         return [(next(outs), next(outs)) if p else next(outs) for p in t.pair_results]
 

@@ -100,6 +100,8 @@ class Function:
     - custom_jvp: leaf-level (x, dx per Real leaf, ...) -> (y, dy, ...), replacing derived JVPs.
     - custom_interval: leaf-level (lo, hi per Real leaf, ...) -> (lo, hi per result leaf), replacing
       the derived interval function (adcore.interval); like `custom_jvp`, set before transforming.
+    - custom_interval_near: the same signature, a rule that is cheaper and need be tight only on
+      small boxes (adcore.interval(near=True) prefers it); it too encloses f on every box.
     - linear_mask: for functions linear in some parameters (jvp results, linear parts, custom
       JVPs): which parameters are tangents. None: no parameter is declared a tangent.
     - linear_results: with `linear_mask`, which results are tangents, when declared rather than
@@ -125,6 +127,7 @@ class Function:
         self.signature = signature
         self.custom_jvp: Function | None = None
         self.custom_interval: Function | None = None
+        self.custom_interval_near: Function | None = None
         self.linear_mask: tuple[bool, ...] | None = None
         self.linear_results: tuple[bool, ...] | None = None
         self.cache: dict[Any, Any] = {}

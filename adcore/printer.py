@@ -15,7 +15,15 @@ def show_function(f: Function) -> str:
     rets = ", ".join(map(repr, f.result_types))
     head = f"fn {f.name}({params}) -> ({rets})"
     if f.body is None:
-        rules = [f"{k}: {g.name}" for k, g in (("jvp", f.custom_jvp), ("interval", f.custom_interval)) if g]
+        rules = [
+            f"{k}: {g.name}"
+            for k, g in (
+                ("jvp", f.custom_jvp),
+                ("interval", f.custom_interval),
+                ("near", f.custom_interval_near),
+            )
+            if g
+        ]
         return head + " opaque" + "".join(f"  -- {r}" for r in rules)
     lines = [head + " {"]
     _block(f.body, lines, 1)

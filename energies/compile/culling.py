@@ -103,11 +103,12 @@ def term_function(kind: GoalKind, kind_fn: adcore.Fn) -> adcore.Fn:
     return fn(params, Real, body, name=f"{kind_fn.name}_term")
 
 
-def bounds_function(kind: GoalKind, kind_fn: adcore.Fn) -> adcore.Fn:
+def bounds_function(kind: GoalKind, kind_fn: adcore.Fn, near: bool = False) -> adcore.Fn:
     """bounds(per used column: lo_in, hi_in, lo_c, hi_c, node of each tuple; count) -> the term's
-    {"lo", "hi"} over each of the first `count` tuples of nodes: one compiled loop."""
+    {"lo", "hi"} over each of the first `count` tuples of nodes: one compiled loop. `near`: with
+    the library's rules for small boxes (`adcore.interval(near=True)`), for rows tried one by one."""
     used = _used(kind)
-    term = interval(term_function(kind, kind_fn))
+    term = interval(term_function(kind, kind_fn), near)
     params: list[Any] = []
     for c in used:
         nodes = node_capacity(c)
@@ -321,9 +322,12 @@ def sort_kind(
     bounds: Bounds,
     counts: np.ndarray,
     in_stage: np.ndarray,
+    row_bounds: Bounds | None = None,
 ) -> Sorted:
     """Split the rows of `kind` in the stage (`in_stage`, bool per row; `counts`, its summed-area
-    table) into those left in and those constant on the box (see the module docstring)."""
+    table) into those left in and those constant on the box (see the module docstring). The rows
+    tried one by one use `row_bounds` when given (the rules for small boxes: a row's box is a few
+    steps wide, where the library's Lipschitz bounds alone prove what its full rules prove)."""
     used = _used(kind)
     trees = index.trees
     offsets = np.array([b.n_objects for b in boxes])  # a column's tree nodes follow its objects
@@ -351,7 +355,7 @@ def sort_kind(
             right[pick, k] = t.children[rest[pick, k], 1]
         frontier = np.concatenate([left, right])
     rows = _rows_of(index, np.concatenate(open_leaves))
-    left = sort_rows(kind, boxes, bounds, np.sort(rows[in_stage[rows]]))
+    left = sort_rows(kind, boxes, row_bounds or bounds, np.sort(rows[in_stage[rows]]))
     return Sorted(left.rows, constant + left.constant, tried + left.tried)
 
 
@@ -476,7 +480,7 @@ class Culler:
         self,
         kinds: Sequence[GoalKind],
         kind_fns: Sequence[adcore.Fn],
-        bounds_fns: dict[int, adcore.Fn | None],
+        bounds_fns: dict[tuple[int, bool], adcore.Fn | None],
         time_limit: float | None,
     ) -> None:
         self.kinds = list(kinds)
@@ -484,7 +488,8 @@ class Culler:
         self.bounds_fns = bounds_fns  # shared by problems of one structure (energies.compile.problem)
         self.time_limit = time_limit
         self.which = [k for k, kind in enumerate(kinds) if cullable(kind)]
-        self.bounds: dict[int, CompiledBounds] | None = None  # compiled when first needed
+        self.bounds: dict[bool, dict[int, CompiledBounds]] = {}  # compiled when first needed, per
+        # `near` (the rules for small boxes, for rows tried one by one; `bounds_function`)
         self.indexes: dict[int, KindIndex] = {}
         self.center: np.ndarray | None = None
         self.radius: np.ndarray | None = None  # per unknown: ρ where it varies, 0 where it is fixed
@@ -510,24 +515,26 @@ class Culler:
         self.boxes = 0  # boxes sorted (for benchmarks and tests)
         self.tried = 0  # bounds computed, all boxes
 
-    def _compiled_bounds(self) -> dict[int, CompiledBounds]:
+    def _compiled_bounds(self, near: bool = False) -> dict[int, CompiledBounds]:
         """Each cullable kind's bounds, compiled (the first time culling sorts goals): the bounds
         function of a kind of this structure is traced once per process (`bounds_fns`), its module
         compiled once (adcore's module cache). Kinds using a primitive without an interval rule are
         evaluated whole."""
-        if self.bounds is None:
-            self.bounds = {}
+        found = self.bounds.get(near)
+        if found is None:
+            found = self.bounds[near] = {}
             for k in self.which:
-                if k not in self.bounds_fns:
+                if (k, near) not in self.bounds_fns:
                     try:
-                        self.bounds_fns[k] = bounds_function(self.kinds[k], self.kind_fns[k])
+                        self.bounds_fns[k, near] = bounds_function(self.kinds[k], self.kind_fns[k], near)
                     except adcore.AdcoreError:
-                        self.bounds_fns[k] = None
-                f = self.bounds_fns[k]
+                        self.bounds_fns[k, near] = None
+                f = self.bounds_fns[k, near]
                 if f is not None:
-                    self.bounds[k] = CompiledBounds(self.kinds[k], f, self.time_limit)
-            self.which = list(self.bounds)
-        return self.bounds
+                    found[k] = CompiledBounds(self.kinds[k], f, self.time_limit)
+            if not near:
+                self.which = list(found)
+        return found
 
     def new_stage(self) -> None:
         """A stage has other goals and unknowns, so other costs: its policy starts afresh."""
@@ -605,7 +612,7 @@ class Culler:
     ) -> dict[int, Sorted]:
         """Move the box to x and sort each cullable kind's rows of the stage (`in_stage[k]`)."""
         start = time.perf_counter()
-        bounds = self._compiled_bounds()
+        bounds, near = self._compiled_bounds(), self._compiled_bounds(near=True)
         spread = float(np.ptp(x[varying])) if varying.any() else 1.0
         step = self.typical_step()
         typical = step if step is not None else FIRST_RADIUS * spread
@@ -622,7 +629,7 @@ class Culler:
             index.boxes += 1
             boxes = [column_boxes(c, t, x - radius, x + radius) for c, t in zip(_used(kind), index.trees)]
             counts = index.stage_counts(stage, in_stage[k])
-            sorted_ = sort_kind(kind, index, boxes, bounds[k], counts, in_stage[k])
+            sorted_ = sort_kind(kind, index, boxes, bounds[k], counts, in_stage[k], near.get(k))
             if index.boxes == 1:
                 index.first_tried = sorted_.tried
             index.stale = sorted_.tried > STALE * max(index.first_tried, CULL_MIN_ROWS)
@@ -668,10 +675,9 @@ class Culler:
 
     def _bounds_at(self, k: int, lo: np.ndarray, hi: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """`row_values` of kind k's rows on the box [lo, hi]."""
-        assert self.bounds is not None
         kind, trees = self.kinds[k], self.indexes[k].trees
         boxes = [column_boxes(c, t, lo, hi) for c, t in zip(_used(kind), trees)]
-        return row_values(kind, boxes, self.bounds[k], rows)
+        return row_values(kind, boxes, self._compiled_bounds(near=True)[k], rows)
 
     def _sort_inner_afresh(self, x: np.ndarray, box: dict[int, Sorted], reach: float) -> InnerBox:
         assert self.center is not None and self.radius is not None

@@ -40,9 +40,9 @@ class Functions:
     energy_and_grad: adcore.Fn
     goal_gradients: adcore.Fn | None = None
     kind_fns: list[adcore.Fn] | None = None
-    # per cullable kind, its bounds function (culling.bounds_function; None: it has no interval
-    # rule), traced when culling first sorts goals of that structure
-    bounds_fns: dict[int, adcore.Fn | None] = field(default_factory=dict)
+    # per cullable kind and `near`, its bounds function (culling.bounds_function; None: it has no
+    # interval rule), traced when culling first sorts goals of that structure
+    bounds_fns: dict[tuple[int, bool], adcore.Fn | None] = field(default_factory=dict)
     warnings: list[tuple[str, str]] = field(default_factory=list)  # (kind, text) raised while tracing
     wasm_bytes: int = 0  # the length of energy_and_grad's module, once built
 

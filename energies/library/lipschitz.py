@@ -11,6 +11,7 @@ minus how far the box lets the set move. Such a function is one adcore function 
 
     lipschitz_fn(name, n, body, moves) -> f = body over n coordinates, whose interval is
         f(mid) -/+ (moves(half) + slack), intersected with the formula's own interval
+        (the Lipschitz bound alone for small boxes: `Fn.interval_near`)
 
 The bound is tight on a small box and loose on a wide one (two shapes' clusters far apart: the
 moves add up to more than the gap), where the formula's interval is tight instead (the coordinates'
@@ -51,7 +52,7 @@ def lipschitz_fn(
     f = fn([Vec(n, Real)], Real, body, name=name)
     formula = adcore.interval(fn([Vec(n, Real)], Real, body, name=f"{name}_formula"))
 
-    def rule(box: Any) -> dict[str, Any]:
+    def near(box: Any) -> dict[str, Any]:
         lo = [box[i]["lo"] for i in range(n)]
         hi = [box[i]["hi"] for i in range(n)]
         mid = [(a + b) * 0.5 for a, b in zip(lo, hi)]
@@ -59,11 +60,17 @@ def lipschitz_fn(
         magnitude = 1.0 + max_n([am.abs(m) + h for m, h in zip(mid, half)])
         reach = moves(half) * WIDEN + (SLACK + extra_slack) * magnitude
         d = f(mid)
-        lo, hi = d - reach, d + reach
-        own = formula(box)
+        return {"lo": d - reach, "hi": d + reach}
+
+    def rule(box: Any) -> dict[str, Any]:
+        lipschitz, own = near(box), formula(box)
+        lo, hi = lipschitz["lo"], lipschitz["hi"]
         return {"lo": select(own["lo"] > lo, own["lo"], lo), "hi": select(own["hi"] < hi, own["hi"], hi)}
 
     f.interval = fn([Vec(n, RANGE)], RANGE, rule, name=f"{name}_bounds")
+    # on small boxes the Lipschitz bound is the tight one: the formula's interval, the costlier
+    # part, is left out (adcore.interval(near=True), culling's inner boxes)
+    f.interval_near = fn([Vec(n, RANGE)], RANGE, near, name=f"{name}_near")
     return f
 
 

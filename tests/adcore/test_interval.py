@@ -421,6 +421,39 @@ def test_opaque_functions_use_their_rule_or_give_top() -> None:
     assert math.isnan(r["lo"]) and math.isnan(r["hi"])  # an array of top: even times 0 (inf * 0 is NaN)
 
 
+def test_a_rule_for_small_boxes_is_used_only_when_asked_for_and_through_calls() -> None:
+    """`interval(f, near=True)` uses a function's `interval_near` rule, in calls nested in other
+    functions too; `interval(f)` keeps `interval`; both are sampled sound and cached apart."""
+    span = {"lo": Real, "hi": Real}
+    sq = opaque([Real], Real, lambda x: x * x, name="sq")
+    # hand-made rules: `interval` the exact range on [lo, hi] >= 0, `interval_near` a cruder one
+    sq.interval = fn(
+        [span], span, lambda r: {"lo": r["lo"] * r["lo"], "hi": r["hi"] * r["hi"]}, name="sq_exact"
+    )
+    sq.interval_near = fn([span], span, lambda r: {"lo": 0.0, "hi": r["hi"] * r["hi"] + 1.0}, name="sq_near")
+    assert "near: sq_near" in str(sq.ir)
+    inner = fn([Real], Real, lambda x: sq(x) + 1.0, name="inner")
+    outer = fn([Real], Real, lambda x: inner(x) * 2.0, name="outer")
+    box = {"lo": 1.0, "hi": 2.0}
+
+    def ends(r: dict[str, float]) -> tuple[float, float]:  # (the additions widen by a few ulps)
+        return pytest.approx(r["lo"], rel=1e-13), pytest.approx(r["hi"], rel=1e-13)
+
+    assert ends(adcore.compile(interval(outer))(box)) == (4.0, 10.0)  # 2 (x^2 + 1) on [1, 2]
+    assert ends(adcore.compile(interval(outer, near=True))(box)) == (2.0, 12.0)  # 2 ([0, 5] + 1)
+    assert ends(adcore.compile(interval(outer))(box)) == (4.0, 10.0)  # not the cached near one
+    for near in (False, True):
+        r = interp(interval(outer, near=near))(box)
+        for k in range(11):
+            x = 1.0 + k / 10
+            assert r["lo"] <= 2.0 * (x * x + 1.0) <= r["hi"]
+    plain = fn([Real], Real, lambda x: x * 3.0)  # no rule anywhere: the same function either way
+    a, b = interval(plain, near=True).ir.body, interval(plain).ir.body
+    assert a is not None and b is not None and [e.prim for e in a.eqns] == [e.prim for e in b.eqns]
+    with pytest.raises(AdcoreTypeError, match="expected signature"):
+        sq.interval_near = fn([Real], Real, lambda x: x)
+
+
 # -- math functions against mpmath --------------------------------------------------------------------
 
 mpmath.mp.prec = 200

@@ -54,10 +54,11 @@ def test_the_value_is_the_signed_distance_to_the_minkowski_hexagon() -> None:
         assert f(swapped) == f(v)
 
 
-def test_the_interval_rule_encloses_every_value_of_its_box() -> None:
+@pytest.mark.parametrize("near", [False, True])  # the rule, and the one for small boxes (Lipschitz alone)
+def test_the_interval_rule_encloses_every_value_of_its_box(near: bool) -> None:
     rng = np.random.default_rng(1)
     f = adcore.compile(RECT_LINE_DIST)
-    bounds = adcore.compile(interval(fn([Vec(8, Real)], Real, lambda v: RECT_LINE_DIST(v))))
+    bounds = adcore.compile(interval(fn([Vec(8, Real)], Real, lambda v: RECT_LINE_DIST(v)), near))
     finite = 0
     for _ in range(300):
         center = random_arguments(rng)
@@ -110,10 +111,11 @@ def box_distance(a: list[float], b: list[float]) -> float:
     return max(gx, gy)
 
 
-def test_rects_distance_is_the_boxes_signed_distance_and_its_rule_encloses_it() -> None:
+@pytest.mark.parametrize("near", [False, True])
+def test_rects_distance_is_the_boxes_signed_distance_and_its_rule_encloses_it(near: bool) -> None:
     rng = np.random.default_rng(5)
     f = adcore.compile(RECTS_DISTANCE)
-    g = adcore.compile(interval(fn([Vec(8, Real)], Real, lambda v: RECTS_DISTANCE(v))))
+    g = adcore.compile(interval(fn([Vec(8, Real)], Real, lambda v: RECTS_DISTANCE(v)), near))
     for _ in range(300):
         a = [*rng.uniform(-50, 50, 2)]
         a += [a[0] + rng.uniform(1, 30), a[1] - rng.uniform(1, 30)]  # top left, bottom right
