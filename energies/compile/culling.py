@@ -215,7 +215,8 @@ def build_tree(points: np.ndarray) -> Tree:
 
 @dataclass
 class ColumnBoxes:
-    """A column's node table: rows 0..n-1 its objects' boxes, then its tree nodes' (`Tree`)."""
+    """A column's node table: rows 0..n-1 its objects' boxes, then its tree nodes' (`Tree`; none
+    in `object_boxes`'s)."""
 
     tree: Tree
     lo_in: np.ndarray
@@ -235,6 +236,13 @@ def column_boxes(c: KindColumn, tree: Tree, lo: np.ndarray, hi: np.ndarray) -> C
     lo_in, hi_in = _node_boxes(tree, lo[c.slots] if c.width else empty, hi[c.slots] if c.width else empty)
     lo_c, hi_c = _node_boxes(tree, c.consts, c.consts)
     return ColumnBoxes(tree, lo_in, hi_in, lo_c, hi_c)
+
+
+def object_boxes(c: KindColumn, tree: Tree, lo: np.ndarray, hi: np.ndarray) -> ColumnBoxes:
+    """`column_boxes` without the tree nodes' rows: all that rows tried one by one read."""
+    empty = np.zeros((c.n_objects, 0))
+    lo_in, hi_in = (lo[c.slots], hi[c.slots]) if c.width else (empty, empty)
+    return ColumnBoxes(tree, lo_in, hi_in, c.consts, c.consts)
 
 
 def _node_boxes(tree: Tree, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -676,7 +684,7 @@ class Culler:
     def _bounds_at(self, k: int, lo: np.ndarray, hi: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """`row_values` of kind k's rows on the box [lo, hi]."""
         kind, trees = self.kinds[k], self.indexes[k].trees
-        boxes = [column_boxes(c, t, lo, hi) for c, t in zip(_used(kind), trees)]
+        boxes = [object_boxes(c, t, lo, hi) for c, t in zip(_used(kind), trees)]
         return row_values(kind, boxes, self._compiled_bounds(near=True)[k], rows)
 
     def _sort_inner_afresh(self, x: np.ndarray, box: dict[int, Sorted], reach: float) -> InnerBox:
