@@ -87,8 +87,8 @@ class Block:
 
 
 class Function:
-    """A function of the call graph: plain data, immutable once built except `custom_jvp` (set by
-    the user before the function is transformed; setting it clears the memos).
+    """A function of the call graph: plain data, immutable once built except `custom_jvp` and the
+    interval rules (set by the user before the function is transformed; setting one clears the memos).
 
     Fields and their invariants:
     - name: for messages and the printer; not unique.

@@ -75,7 +75,7 @@ JUDGE = 3  # culled evaluations before culling is judged on its measured cost
 WORTH = 0.8  # culling stays on while a culled evaluation costs less than this share of a full one
 RECENT = 4  # boxes whose sorting is spread over the evaluations they served
 INNER = 0.5  # an inner box is sorted when the steps ask for at most this share of the box's radius
-INNER_LIFE = 8.0  # an inner box's radius, in typical steps
+INNER_LIFE = 8.0  # an unknown's inner range, in its own largest recent steps (`Culler._halves`)
 REGROW = 2.0  # an inner box is sorted afresh once its ranges span this many times what the steps ask
 OWN_FLOOR = 0.125  # an unknown's inner range is sized by its own steps, down to this share of the largest
 RENT = 4.0  # strayed rows are sorted again once listed this many evaluations each, on average
@@ -334,8 +334,9 @@ def sort_kind(
 ) -> Sorted:
     """Split the rows of `kind` in the stage (`in_stage`, bool per row; `counts`, its summed-area
     table) into those left in and those constant on the box (see the module docstring). The rows
-    tried one by one use `row_bounds` when given (the rules for small boxes: a row's box is a few
-    steps wide, where the library's Lipschitz bounds alone prove what its full rules prove)."""
+    tried one by one use `row_bounds` when given (the rules for small boxes: on a row's box, up to
+    `MAX_RADIUS` of the spread, the library's Lipschitz bounds alone prove what its full rules
+    prove, as measured on the graph Style's rows; either way every bound is sound)."""
     used = _used(kind)
     trees = index.trees
     offsets = np.array([b.n_objects for b in boxes])  # a column's tree nodes follow its objects
@@ -501,6 +502,7 @@ class Culler:
         self.indexes: dict[int, KindIndex] = {}
         self.center: np.ndarray | None = None
         self.radius: np.ndarray | None = None  # per unknown: ρ where it varies, 0 where it is fixed
+        self.box_lo, self.box_hi = np.zeros(0), np.zeros(0)  # center -/+ radius
         self.scale = 0.0  # ρ
         self.floor = 0.0  # the smallest radius (MIN_RADIUS of the spread of the box's center)
         self.inner: InnerBox | None = None
@@ -560,7 +562,9 @@ class Culler:
         return bool(self.which) and self.evaluations >= self.off_until and self.full_cost is not None
 
     def inside(self, x: np.ndarray) -> bool:
-        return self.center is not None and bool(np.all(np.abs(x - self.center) <= self.radius))
+        """Whether x is in the box (the very bounds it was sorted on, not |x - center| <= radius,
+        which rounding may let a point one ulp outside pass)."""
+        return self.center is not None and bool(np.all((x >= self.box_lo) & (x <= self.box_hi)))
 
     def inside_inner(self, x: np.ndarray) -> bool:
         """Whether x lies in the inner box (for tests: evaluations ask `inner_lists`)."""
@@ -627,6 +631,7 @@ class Culler:
         scale = min(max(LIFE * typical, MIN_RADIUS * max(spread, 1.0)), MAX_RADIUS * max(spread, 1.0))
         radius = self.radius = np.where(varying, scale, 0.0)
         self.center, self.scale, self.inner = x.copy(), scale, None
+        self.box_lo, self.box_hi = x - radius, x + radius  # as proved on, to the last bit
         self.floor = MIN_RADIUS * max(spread, 1.0)
         out = {}
         for k in bounds:
@@ -635,7 +640,7 @@ class Culler:
             if index is None or index.boxes >= REBUILD or index.stale:
                 index = self.indexes[k] = index_kind(kind, x)
             index.boxes += 1
-            boxes = [column_boxes(c, t, x - radius, x + radius) for c, t in zip(_used(kind), index.trees)]
+            boxes = [column_boxes(c, t, self.box_lo, self.box_hi) for c, t in zip(_used(kind), index.trees)]
             counts = index.stage_counts(stage, in_stage[k])
             sorted_ = sort_kind(kind, index, boxes, bounds[k], counts, in_stage[k], near.get(k))
             if index.boxes == 1:
@@ -678,6 +683,8 @@ class Culler:
         step of a line search), at least `OWN_FLOOR` of `reach` (the typical largest step's), at
         most `reach`; 0 where the stage does not vary it."""
         assert self.radius is not None
+        # (never a point, hence the floor: a term constant on a box of no width may still have a
+        # gradient there)
         own = INNER_LIFE * np.max(self.unknown_moves, axis=0) if self.unknown_moves else reach
         return np.where(self.radius > 0, np.clip(own, max(OWN_FLOOR * reach, self.floor), reach), 0.0)
 
@@ -685,13 +692,14 @@ class Culler:
         """`row_values` of kind k's rows on the box [lo, hi]."""
         kind, trees = self.kinds[k], self.indexes[k].trees
         boxes = [object_boxes(c, t, lo, hi) for c, t in zip(_used(kind), trees)]
-        return row_values(kind, boxes, self._compiled_bounds(near=True)[k], rows)
+        near = self._compiled_bounds(near=True).get(k)
+        return row_values(kind, boxes, near or self._compiled_bounds()[k], rows)
 
     def _sort_inner_afresh(self, x: np.ndarray, box: dict[int, Sorted], reach: float) -> InnerBox:
         assert self.center is not None and self.radius is not None
         start = time.perf_counter()
-        inner = InnerBox(box, self.center - self.radius, self.center + self.radius, reach, len(x))
-        inner.center(np.ones(len(x), bool), x, self._halves(reach))
+        inner = InnerBox(box, self.box_lo, self.box_hi, reach, len(x))
+        inner.recentre(np.ones(len(x), bool), x, self._halves(reach))
         for k, outer in box.items():
             inner.sorts[k] = InnerSort.of(
                 self.kinds[k], outer.rows, self._bounds_at(k, inner.lo, inner.hi, outer.rows)
@@ -715,7 +723,7 @@ class InnerSort:
     values: np.ndarray
     columns: list[tuple[KindColumn, np.ndarray, np.ndarray]]  # per column reading unknowns: it, and
     # its objects' positions in `rows` (`_grouping`), to find the rows of a few objects at once
-    strays: np.ndarray  # per row: it reads a strayed unknown
+    reads_strayed: np.ndarray  # per row: it reads a strayed unknown
 
     @classmethod
     def of(cls, kind: GoalKind, rows: np.ndarray, values: np.ndarray) -> InnerSort:
@@ -729,8 +737,8 @@ class InnerSort:
             for c, order, starts in self.columns
         ]
         at = np.unique(np.concatenate(found)) if found else np.zeros(0, np.int64)
-        fresh = int(np.count_nonzero(~self.strays[at]))
-        self.strays[at] = True
+        fresh = int(np.count_nonzero(~self.reads_strayed[at]))
+        self.reads_strayed[at] = True
         return fresh
 
 
@@ -761,7 +769,7 @@ class InnerBox:
         self.stray_rows = 0  # rows listed because they read a strayed unknown
         self.rent = 0.0  # evaluations of strayed rows since the last sort of them
 
-    def center(self, which: np.ndarray, x: np.ndarray, half: np.ndarray) -> None:
+    def recentre(self, which: np.ndarray, x: np.ndarray, half: np.ndarray) -> None:
         """Set the ranges of the unknowns `which` around x with the given half-widths."""
         self.lo[which] = np.maximum(x[which] - half[which], self.box_lo[which])
         self.hi[which] = np.minimum(x[which] + half[which], self.box_hi[which])
@@ -781,13 +789,13 @@ class InnerBox:
 
     def sort_strays(self, x: np.ndarray, half: np.ndarray, bounds_at: RowBounds) -> int:
         """Centre the strayed unknowns' ranges at x and sort their rows again; the rows tried."""
-        self.center(self.strayed, x, half)
+        self.recentre(self.strayed, x, half)
         self.strayed[:] = False
         tried = 0
         for k, sort in self.sorts.items():
-            sort.values[sort.strays] = bounds_at(k, self.lo, self.hi, sort.rows[sort.strays])
-            tried += int(sort.strays.sum())
-            sort.strays[:] = False
+            sort.values[sort.reads_strayed] = bounds_at(k, self.lo, self.hi, sort.rows[sort.reads_strayed])
+            tried += int(sort.reads_strayed.sum())
+            sort.reads_strayed[:] = False
         self.stray_rows, self.rent = 0, 0.0
         return tried
 
@@ -795,7 +803,7 @@ class InnerBox:
         """Per kind, the rows listed (left in or strayed) and the constant the others add."""
         out = {}
         for k, sort in self.sorts.items():
-            listed = np.isnan(sort.values) | sort.strays
+            listed = np.isnan(sort.values) | sort.reads_strayed
             constant = self.box[k].constant + float(sort.values[~listed].sum())
             out[k] = Sorted(sort.rows[listed], constant, 0)
         return out
