@@ -206,6 +206,44 @@ def test_one_sliding_object_strays_alone_and_its_rows_are_sorted_again_as_afresh
         _same(culled, full, lo + rng.uniform(0.001, 0.999, len(x)) * (hi - lo))
 
 
+def test_each_unknown_ranges_over_its_own_largest_recent_step_within_bounds() -> None:
+    """`_halves`: INNER_LIFE times an unknown's largest change among the last MOVES evaluations,
+    clipped to [OWN_FLOOR * reach, reach], 0 where the stage does not vary it (hand-computed)."""
+    d, culled, _ = _labels_apart("halves")
+    c = forced(culled)
+    x = np.array(d.unknowns.x0)
+    culled.energy_and_grad(x, 0, 1.0)
+    assert c.radius is not None
+    c.radius = c.radius.copy()
+    c.radius[0] = 0.0  # as if the stage fixed unknown 0
+    n, reach = len(x), 8.0
+    moves = np.zeros((culling.MOVES, n))
+    moves[:, 1] = 0.01  # rests: the floor
+    moves[3, 2] = 0.5  # one larger step among small ones: its own range from the largest
+    moves[:, 3] = 5.0  # slides: the common reach caps it
+    c.unknown_moves = list(moves)
+    half = c._halves(reach)
+    floor = culling.OWN_FLOOR * reach
+    assert half[0] == 0.0 and half[1] == floor and half[2] == culling.INNER_LIFE * 0.5 and half[3] == reach
+
+
+def test_an_inner_box_whose_ranges_the_steps_outgrew_is_sorted_afresh() -> None:
+    """Steps that shrink by more than REGROW: the next point leaving a range sorts every box row
+    again (not only the strayed ones), on ranges sized by the steps of now."""
+    d, culled, full = _labels_apart("regrow")
+    c = forced(culled)
+    x = np.array(d.unknowns.x0)
+    culled.energy_and_grad(x, 0, 1.0)
+    c.moves, c.new_moves = [c.scale / (8 * culling.LIFE)] * culling.MOVES, True
+    _same(culled, full, x)  # the inner box, sorted afresh
+    assert c.inner is not None
+    first, rows = c.inner.reach, sum(len(s.rows) for s in c.inner.sorts.values())
+    c.moves, c.new_moves = [first / (3 * culling.REGROW * culling.INNER_LIFE)] * culling.MOVES, True
+    tried = c.tried
+    _same(culled, full, x)
+    assert c.tried - tried == rows and c.inner.reach < first / culling.REGROW
+
+
 def test_culled_goals_are_left_out_and_their_constants_added(monkeypatch: pytest.MonkeyPatch) -> None:
     """Far-apart circles on a box of radius 1: every disjoint penalty is 0 but that of the two
     circles on top of each other, and what is left out adds 0."""
