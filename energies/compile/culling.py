@@ -733,7 +733,7 @@ class InnerSort:
     def stray(self, newly: np.ndarray) -> int:
         """Mark the rows reading the unknowns `newly` (bool over x); how many were not marked yet."""
         found = [
-            _groups(order, starts, np.flatnonzero(newly[c.slots].any(axis=1)))
+            _groups(order, starts, np.flatnonzero(c.objects_reading(newly)))
             for c, order, starts in self.columns
         ]
         at = np.unique(np.concatenate(found)) if found else np.zeros(0, np.int64)

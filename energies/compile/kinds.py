@@ -89,10 +89,13 @@ class KindColumn:
     def n_objects(self) -> int:
         return int(self.slots.shape[0])
 
+    def objects_reading(self, mask: np.ndarray) -> np.ndarray:
+        """Per object: whether it reads an entry of x where `mask` (bool over x) is set."""
+        return mask[self.slots].any(axis=1) if self.width else np.zeros(self.n_objects, bool)
+
     def reads(self, mask: np.ndarray) -> np.ndarray:
         """Per row: whether the row's object reads an entry of x where `mask` (bool over x) is set."""
-        per_object = mask[self.slots].any(axis=1) if self.width else np.zeros(self.n_objects, bool)
-        return per_object[self.obj]
+        return self.objects_reading(mask)[self.obj]
 
 
 @dataclass
