@@ -16,7 +16,9 @@ with that value (the interval contract, docs/interval.md). Candidates are not tr
 each column's objects (the distinct shapes a column of the kind reads, `kinds.KindColumn`) are
 clustered by their current values into a tree (median splits, `LEAF` objects a leaf), and tuples
 of tree nodes, one per column, are tried from the roots down, a tuple covering every row whose
-objects lie in its nodes (the box of a node encloses its objects' boxes). A tuple proved constant
+objects lie in its nodes (the box of a node encloses its objects' boxes); a tuple that covers no
+row of the stage is dropped unbounded (the rows' product space is mostly empty where a kind reads
+few of its columns' combinations, as `Edge(u, v); u has label`'s). A tuple proved constant
 settles all its rows at once; one that is not is split at its largest node, until leaves; the rows
 of leaf tuples still undecided are tried one by one. Far-apart clusters are settled near the
 roots, so the work follows the goals that matter, not the number of rows; what remains linear
@@ -344,12 +346,13 @@ def sort_kind(
     constant, tried = 0.0, 0
     open_leaves: list[np.ndarray] = []
     while len(frontier):
+        covered = _covered(trees, counts, frontier)
+        frontier, covered = frontier[covered > 0], covered[covered > 0]  # tuples of no row: nothing to prove
         lo, hi = bounds(boxes, frontier + offsets)
         tried += len(frontier)
         point = lo == hi
         if point.any():
-            covered = _covered(trees, counts, frontier[point])
-            constant += float(np.dot(lo[point], covered))
+            constant += float(np.dot(lo[point], covered[point]))
         rest = frontier[~point]
         inner = np.stack([~t.is_leaf(rest[:, k]) for k, t in enumerate(trees)], axis=1)
         splits = inner.any(axis=1)
@@ -622,7 +625,8 @@ class Culler:
     def derive(
         self, x: np.ndarray, stage: int, varying: np.ndarray, in_stage: Sequence[np.ndarray]
     ) -> dict[int, Sorted]:
-        """Move the box to x and sort each cullable kind's rows of the stage (`in_stage[k]`)."""
+        """Move the box to x and sort each cullable kind's rows of the stage (`in_stage[k]`); a kind
+        with none (another stage's) is left out: its whole list in the stage is already empty."""
         start = time.perf_counter()
         bounds, near = self._compiled_bounds(), self._compiled_bounds(near=True)
         spread = float(np.ptp(x[varying])) if varying.any() else 1.0
@@ -636,6 +640,8 @@ class Culler:
         out = {}
         for k in bounds:
             kind = self.kinds[k]
+            if not in_stage[k].any():  # a kind of other stages: none of its rows to sort
+                continue
             index = self.indexes.get(k)
             if index is None or index.boxes >= REBUILD or index.stale:
                 index = self.indexes[k] = index_kind(kind, x)

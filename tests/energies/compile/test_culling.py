@@ -306,6 +306,45 @@ def test_rows_per_leaf_and_node_tuple_match_brute_force() -> None:
     assert sorted(rows.tolist()) == sorted(expected)
 
 
+def test_a_sort_bounds_no_tuple_without_rows_of_the_stage_and_skips_kinds_of_other_stages() -> None:
+    """Only the rows of the circles 0-29 are in the stage: every node tuple whose bounds are
+    computed covers some of them (counted by brute force), the rows left in and the constant are
+    those of trying every row of the stage one by one, and a kind with no row in the stage is
+    neither indexed nor sorted."""
+    d = circles(90, 5, spread=200.0)
+    p = CompiledProblem(d, cache=None, culling=True)
+    c = forced(p)
+    k, kind = next((k, kind) for k, kind in enumerate(p.kinds) if kind.name == "disjoint")
+    x = np.array(d.unknowns.x0)
+    index = index_kind(kind, x)
+    used = [col for col in kind.columns if col.width or col.n_consts]
+    in_stage = np.all([col.obj < 30 for col in used], axis=0)
+    counts = index.stage_counts(0, in_stage)
+    leaf = np.stack([t.leaf_of_object[col.obj] for t, col in zip(index.trees, used)], axis=1)
+    lo_x, hi_x = x - 5.0, x + 5.0
+    boxes = [culling.column_boxes(col, t, lo_x, hi_x) for col, t in zip(used, index.trees)]
+    bounds = c._compiled_bounds()[k]
+    asked: list[np.ndarray] = []
+
+    def recording(b: list[culling.ColumnBoxes], ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        asked.append(ids - [bx.n_objects for bx in b])
+        return bounds(b, ids)
+
+    got = culling.sort_kind(kind, index, boxes, recording, counts, in_stage)
+    tuples = np.concatenate(asked)
+    tuples = tuples[np.all(tuples >= 0, axis=1)]  # node tuples (rows tried one by one are objects)
+    for nodes in tuples:
+        inside = np.ones(kind.n_rows, bool)
+        for j, (t, node) in enumerate(zip(index.trees, nodes)):
+            inside &= (leaf[:, j] >= t.first_leaf[node]) & (leaf[:, j] <= t.last_leaf[node])
+        assert np.count_nonzero(inside & in_stage) > 0
+    one_by_one = culling.sort_rows(kind, boxes, bounds, np.flatnonzero(in_stage))
+    assert got.rows.tolist() == one_by_one.rows.tolist()
+    assert got.constant == pytest.approx(one_by_one.constant, rel=1e-12, abs=1e-12)
+    nowhere = [np.zeros(len(rows), bool) for rows in p._in_stage(0)]
+    assert c.derive(x, 0, p.stages[0].varying, nowhere) == {} and c.indexes == {}
+
+
 def test_culling_stops_when_it_does_not_pay_and_tries_again_later() -> None:
     c = Culler([], [], {}, None)
     c.which = [0]  # a kind to cull, as far as the policy is concerned
