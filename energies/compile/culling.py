@@ -627,8 +627,10 @@ class Culler:
     ) -> dict[int, Sorted]:
         """Move the box to x and sort each cullable kind's rows of the stage (`in_stage[k]`); a kind
         with none (another stage's) is left out: its whole list in the stage is already empty."""
-        start = time.perf_counter()
+        # (compiling the bounds, once a process and structure, is no cost of this box: charged to
+        # it, a large diagram's first box would stop culling that pays)
         bounds, near = self._compiled_bounds(), self._compiled_bounds(near=True)
+        start = time.perf_counter()
         spread = float(np.ptp(x[varying])) if varying.any() else 1.0
         step = self.typical_step()
         typical = step if step is not None else FIRST_RADIUS * spread

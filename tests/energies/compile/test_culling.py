@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import itertools
 import math
+import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -413,6 +415,28 @@ def test_a_box_is_charged_over_the_evaluations_it_serves() -> None:
         every.box_sorted(0.060)
         every.observe(np.zeros(3), 0.0004, culled=True)
     assert not every.wants()
+
+
+def test_compiling_the_bounds_is_not_charged_to_the_first_box(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Compiling the bounds functions happens once a process; a box is charged its sorting only
+    (a compile made 0.25 s slower here leaves the box's charge as it was)."""
+    d = circles(120, 1, spread=300.0)
+    x = np.array(d.unknowns.x0)
+    charged = []
+    for delay in (0.0, 0.25):
+        p = CompiledProblem(d, cache=None, culling=True)
+        c = forced(p)
+        compiled = c._compiled_bounds
+
+        def slow(near: bool = False, compiled: Any = compiled, delay: float = delay, c: Culler = c) -> Any:
+            if near not in c.bounds:
+                time.sleep(delay)
+            return compiled(near)
+
+        monkeypatch.setattr(c, "_compiled_bounds", slow)
+        p.energy_and_grad(x, 0, 1.0)
+        charged.append(c.recent[0][0])
+    assert charged[1] < charged[0] + 0.1
 
 
 @pytest.mark.parametrize(
