@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -97,16 +98,26 @@ def heavy_body(n_sets: int = 40, variation: str = "heavy") -> dict[str, object]:
 
 @contextlib.contextmanager
 def running_server(command: list[str], env: dict[str, str], port: int) -> Iterator[str]:
-    """Start `command` (a server on 127.0.0.1:port), yield its base URL once ready, then stop it."""
-    process = subprocess.Popen(
-        command, cwd=REPO, env={**os.environ, **env}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-    )
-    base_url = f"http://127.0.0.1:{port}"
-    try:
-        wait_healthy(base_url, process, 60.0)
-        yield base_url
-    finally:
-        stop(process, 15.0)
+    """Start `command` (a server on 127.0.0.1:port), yield its base URL once ready, then stop it.
+
+    The server's log goes to a temporary file, never to a pipe nobody reads: a server blocks on its
+    next log line once a pipe's buffer is full, which its access lines fill after some hundreds of
+    requests. A server that does not become ready raises with the end of its log."""
+    with tempfile.TemporaryFile() as log:
+        process = subprocess.Popen(
+            command, cwd=REPO, env={**os.environ, **env}, stdout=subprocess.DEVNULL, stderr=log
+        )
+        base_url = f"http://127.0.0.1:{port}"
+        try:
+            try:
+                wait_healthy(base_url, process, 60.0)
+            except (RuntimeError, TimeoutError) as e:
+                log.seek(0)
+                tail = log.read()[-4000:].decode(errors="replace")
+                raise RuntimeError(f"{e}; the end of its log:\n{tail}") from e
+            yield base_url
+        finally:
+            stop(process, 15.0)
 
 
 def serve_command(port: int, workers: int = 2) -> list[str]:
