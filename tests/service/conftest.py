@@ -19,8 +19,11 @@ with warnings.catch_warnings():
     from fastapi.testclient import TestClient
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def client() -> Iterator[TestClient]:
+    """One app for the session (its start and stop, with two workers, cost seconds). Its result
+    cache and metrics outlive a module: a test that needs a layout to run gives its body a
+    variation of its own, and a test of a metric compares it with its value before."""
     app = create_app(Settings(workers=2, time_limit=20.0, max_body_bytes=200_000))
     with TestClient(app) as c:
         yield c

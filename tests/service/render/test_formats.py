@@ -223,7 +223,7 @@ def test_pictures_are_drawn_by_a_worker_once_per_answer(client, monkeypatch):
     monkeypatch.setattr(
         service.render.formats, "convert", lambda *a, **k: pytest.fail("converted in the server")
     )
-    body = example_body("graph")
+    body = example_body("graph", variation="drawn-once")  # a body no other test lays out
     first = client.post("/diagrams", json=body, headers={"accept": "image/png"})
     again = client.post("/diagrams", json=body, headers={"accept": "image/png"})
     pdf = client.post("/diagrams", json=body, headers={"accept": "application/pdf"})
