@@ -347,7 +347,8 @@ def sort_kind(
     open_leaves: list[np.ndarray] = []
     while len(frontier):
         covered = _covered(trees, counts, frontier)
-        frontier, covered = frontier[covered > 0], covered[covered > 0]  # tuples of no row: nothing to prove
+        some = covered > 0  # tuples of no row of the stage: nothing to prove
+        frontier, covered = frontier[some], covered[some]
         lo, hi = bounds(boxes, frontier + offsets)
         tried += len(frontier)
         point = lo == hi
@@ -629,7 +630,8 @@ class Culler:
         with none (another stage's) is left out: its whole list in the stage is already empty."""
         # (compiling the bounds, once a process and structure, is no cost of this box: charged to
         # it, a large diagram's first box would stop culling that pays)
-        bounds, near = self._compiled_bounds(), self._compiled_bounds(near=True)
+        bounds = self._compiled_bounds()
+        self._compiled_bounds(near=True)
         start = time.perf_counter()
         spread = float(np.ptp(x[varying])) if varying.any() else 1.0
         step = self.typical_step()
@@ -650,7 +652,7 @@ class Culler:
             index.boxes += 1
             boxes = [column_boxes(c, t, self.box_lo, self.box_hi) for c, t in zip(_used(kind), index.trees)]
             counts = index.stage_counts(stage, in_stage[k])
-            sorted_ = sort_kind(kind, index, boxes, bounds[k], counts, in_stage[k], near.get(k))
+            sorted_ = sort_kind(kind, index, boxes, bounds[k], counts, in_stage[k], self._row_bounds(k))
             if index.boxes == 1:
                 index.first_tried = sorted_.tried
             index.stale = sorted_.tried > STALE * max(index.first_tried, CULL_MIN_ROWS)
@@ -700,8 +702,12 @@ class Culler:
         """`row_values` of kind k's rows on the box [lo, hi]."""
         kind, trees = self.kinds[k], self.indexes[k].trees
         boxes = [object_boxes(c, t, lo, hi) for c, t in zip(_used(kind), trees)]
-        near = self._compiled_bounds(near=True).get(k)
-        return row_values(kind, boxes, near or self._compiled_bounds()[k], rows)
+        return row_values(kind, boxes, self._row_bounds(k), rows)
+
+    def _row_bounds(self, k: int) -> CompiledBounds:
+        """Kind k's bounds for rows tried one by one: its rules for small boxes, its full ones
+        where it has none."""
+        return self._compiled_bounds(near=True).get(k) or self._compiled_bounds()[k]
 
     def _sort_inner_afresh(self, x: np.ndarray, box: dict[int, Sorted], reach: float) -> InnerBox:
         assert self.center is not None and self.radius is not None
