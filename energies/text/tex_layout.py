@@ -30,6 +30,10 @@ design and metrics) the two agree on glyphs and most spacing; here is what diffe
 - Accents (`\\vec`, `\\hat`, `\\tilde`...): the box is the base's, the accent may overhang it (the
   accent's height stays the MATH table's, not TeX's rule 12).
 
+One change is for speed alone: ziamath typesets each row's children twice, first to measure the
+row's height for its stretchy operators; a row with no operator anywhere below it (an identifier
+and a number, as most labels are) skips that first pass, whose result only operators read.
+
 Node rules apply to fonts whose MATH table is Computer Modern's (`tex_params`); others keep
 ziamath's layout.
 """
@@ -43,11 +47,12 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from ziafont.fonttypes import BBox
-from ziamath import styles, zmath
+from ziamath import operators, styles, zmath
 from ziamath.mathfont import MathFont
 from ziamath.nodes.mnode import Mnode
 from ziamath.nodes.mnumber import Midentifier, Mnumber
 from ziamath.nodes.moperator import Moperator
+from ziamath.nodes.mrow import Mrow
 from ziamath.nodes.msubsup import Msub, Msubsup, Msup
 from ziamath.nodes.munderover import Mover
 from ziamath.nodes.nodetools import elementtext
@@ -335,3 +340,26 @@ class TexMnumber(Mnumber, tag="mn"):
 class TexMidentifier(Midentifier, tag="mi"):
     def _setup(self, **kwargs: Any) -> None:
         setup_letters(self, super()._setup, **kwargs)
+
+
+# Elements that never become an operator (ziamath makes an `mi` naming one, such as lim, an `mo`).
+NEVER_OPERATORS = frozenset({"mi", "mn", "mrow", "mtext", "mspace", "msub", "msup", "msubsup"})
+
+
+def may_hold_operator(line: list[ET.Element]) -> bool:
+    """Whether an operator may be typeset anywhere in these elements (conservatively: any element
+    outside NEVER_OPERATORS counts, as ziamath builds some operators itself, e.g. for fences)."""
+    return any(
+        e.tag not in NEVER_OPERATORS or (e.tag == "mi" and elementtext(e) in operators.names)
+        for child in line
+        for e in child.iter()
+    )
+
+
+class TexMrow(Mrow, tag="mrow"):
+    def _get_height_nostretch(self, line: list[ET.Element], **kwargs: Any) -> tuple[float, float]:
+        # ziamath's measuring pass typesets every child once more; only stretchy operators read its
+        # result (`rowymin`, `rowymax`), so a row without one returns what an empty row would.
+        if may_hold_operator(line):
+            return super()._get_height_nostretch(line, **kwargs)
+        return 9999.0, -9999.0
