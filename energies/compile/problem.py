@@ -269,6 +269,23 @@ class CompiledProblem:
             target[kind.goals] = self.vg.output(2 + k)
         return objectives, constraints
 
+    def constraint_values(self, x: np.ndarray, which: np.ndarray) -> np.ndarray:
+        """The constraints `which` (a bool mask) at x, in constraint order: one evaluation listing
+        their rows alone (the optimizer's checks read a few constraints of a diagram whose objectives
+        may be most of its goals)."""
+        self._listed = False  # the energy's own lists are written again before its next evaluation
+        lists = [
+            np.flatnonzero(which[kind.goals]) if kind.goal == "constraint" else np.zeros(0, np.int64)
+            for kind in self.kinds
+        ]
+        counts = [self._list_rows(self.vg, k, rows) for k, rows in enumerate(lists)]
+        self.vg.input(0)[...] = x
+        self.vg.call_raw(0.0, 0.0, 0.0, *counts)
+        values = np.full(len(self.constraints), np.nan)
+        for k, (kind, rows) in enumerate(zip(self.kinds, lists)):
+            values[kind.goals[rows]] = self.vg.output(2 + k)[: len(rows)]
+        return values[which]
+
     def goal_values(self, x: np.ndarray) -> GoalValues:
         objectives, constraints = self.raw_goal_values(x)
         return GoalValues(objectives, constraints)

@@ -56,7 +56,10 @@ The problem is supplied by the energy compiler through the small :class:`Penalty
   culled, `energies.compile.culling`, only the entries of the stage's varying inputs are exact);
 - ``goal_values(x)``: :class:`GoalValues`, the value of every goal (masks not applied);
 - ``goal_jacobian(x)``: (objective Jacobian, constraint Jacobian), called only to locate a
-  non-finite gradient.
+  non-finite gradient;
+- optionally ``constraint_values(x, which)`` (:class:`SelectiveValues`): the values of the
+  constraints ``which`` (a bool mask) alone, where evaluating fewer goals is cheaper; without it the
+  optimizer takes them from ``goal_values``.
 
 ``optimize(problem, x0, max_iters=, time_limit=, on_progress=, stage_evaluations=)`` returns
 :class:`OptimizeResult`. Iterations (L-BFGS-B iterations, summed over rounds and stages) and wall
@@ -105,7 +108,7 @@ import math
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Literal, Protocol, runtime_checkable
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -188,6 +191,18 @@ class PenaltyProblem(Protocol):
     def goal_values(self, x: np.ndarray) -> GoalValues: ...
 
     def goal_jacobian(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]: ...
+
+
+@runtime_checkable
+class SelectiveValues(Protocol):
+    def constraint_values(self, x: np.ndarray, which: np.ndarray) -> np.ndarray: ...
+
+
+def constraint_values(problem: PenaltyProblem, x: np.ndarray, which: np.ndarray) -> np.ndarray:
+    """The values of the constraints `which` (bool mask) at x, in constraint order."""
+    if isinstance(problem, SelectiveValues):
+        return problem.constraint_values(x, which)
+    return np.asarray(problem.goal_values(x).constraints)[which]
 
 
 @dataclass(frozen=True)
@@ -502,7 +517,7 @@ def _constant_penalty(problem: PenaltyProblem, x: np.ndarray, stage: StageSpec) 
     """Σ max(c, 0)² over the active constraints that read no input varying in the stage (0 if none)."""
     if stage.fixed is None or not (stage.fixed & stage.constraints).any():
         return 0.0
-    return _penalty(np.asarray(problem.goal_values(x).constraints)[stage.fixed & stage.constraints])
+    return _penalty(constraint_values(problem, x, stage.fixed & stage.constraints))
 
 
 def _penalty(values: np.ndarray) -> float:
@@ -520,7 +535,7 @@ def _movable_violation(problem: PenaltyProblem, x: np.ndarray, stage: StageSpec)
     active = stage.constraints if stage.fixed is None else stage.constraints & ~stage.fixed
     if not active.any():
         return 0.0
-    return _largest(np.asarray(problem.goal_values(x).constraints), active)
+    return max(0.0, float(np.max(constraint_values(problem, x, active))))
 
 
 @functools.cache

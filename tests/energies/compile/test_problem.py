@@ -94,6 +94,27 @@ def test_energy_and_gradient_match_numpy_and_finite_differences() -> None:
     assert con[0] == pytest.approx(11.0 + 2.0 - np.linalg.norm(x[0:2] - x[2:4]))
 
 
+def test_constraint_values_of_a_subset_are_numpys_and_leave_the_energy_as_it_was() -> None:
+    d = circles_diagram(12, seed=3)
+    p = CompiledProblem(d, cache=None)
+    x = np.array(d.unknowns.x0) * 0.3
+    e, g = p.energy_and_grad(x, 0, 1e3)
+    n = len(d.shapes)
+    r = np.array([5.0 + k % 3 for k in range(n)])
+    c = x.reshape(n, 2)
+    # constraints in pair order (itertools.combinations), as circles_diagram lists them
+    numpy_values = np.array(
+        [r[a] + r[b] + 2.0 - np.linalg.norm(c[a] - c[b]) for a, b in itertools.combinations(range(n), 2)]
+    )
+    rng = np.random.default_rng(0)
+    for share in (1.0, 0.0, 0.5, 0.1):  # a part last: the energy must list its own rows again
+        which = rng.random(len(numpy_values)) < share
+        got = p.constraint_values(x, which)
+        assert got == pytest.approx(numpy_values[which], rel=1e-12, abs=1e-12)
+    # The energy's own row lists are back at its next evaluation.
+    assert p.energy_and_grad(x, 0, 1e3)[0] == e
+
+
 def test_optimization_satisfies_all_pairs_disjoint() -> None:
     d = circles_diagram(15, seed=1)
     p = CompiledProblem(d, cache=None)
