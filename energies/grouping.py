@@ -6,12 +6,38 @@ from math import prod
 
 import numpy as np
 
+# numpy's stable sort is a radix sort for integers of at most 16 bits (linear, and several times
+# faster than the timsort it uses for wider ones): wider keys are sorted by 16-bit digits.
+DIGIT_BITS = 16
+
+
+def stable_argsort(keys: np.ndarray) -> np.ndarray:
+    """`np.argsort(keys, kind="stable")`, the same permutation, for 1-D integer keys: non-negative
+    keys wider than 16 bits by least-significant-digit radix passes over 16-bit digits (each pass a
+    stable sort of the order so far by the next digit, so ties keep their first order), others by
+    numpy's."""
+    keys = np.asarray(keys)
+    small = keys.dtype.itemsize * 8 <= DIGIT_BITS
+    if keys.ndim != 1 or keys.dtype.kind not in "iu" or small or not len(keys) or keys.min() < 0:
+        return np.argsort(keys, kind="stable")
+    top = int(keys.max())
+
+    def digit(k: np.ndarray) -> np.ndarray:
+        return (k & 0xFFFF).astype(np.uint16)
+
+    order = np.argsort(digit(keys), kind="stable")
+    shift = DIGIT_BITS
+    while top >> shift:
+        order = order[np.argsort(digit(keys[order] >> np.array(shift, keys.dtype)), kind="stable")]
+        shift += DIGIT_BITS
+    return order
+
 
 def runs(codes: np.ndarray) -> list[np.ndarray]:
     """Indices of equal codes, one ascending array per distinct code."""
     if len(codes) == 0 or (codes == codes[0]).all():  # one run: no sort (500,000 pairs of one kind)
         return [np.arange(len(codes))]
-    order = np.argsort(codes, kind="stable")
+    order = stable_argsort(codes)
     ordered = codes[order]
     cuts = np.flatnonzero(ordered[1:] != ordered[:-1]) + 1
     return np.split(order, cuts)
@@ -35,7 +61,7 @@ def first_appearance(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The distinct keys numbered in order of first appearance: (position of each one's first
     appearance, the number of each key), so that numbering depends on the keys' order only."""
     _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
-    order = np.argsort(first, kind="stable")
+    order = stable_argsort(first)
     rank = np.empty_like(order)
     rank[order] = np.arange(len(order))
     return first[order], rank[inverse.reshape(-1)]

@@ -50,6 +50,7 @@ import adcore
 from adcore import Int, Real, Vec, fn, interval
 from adcore import math as am
 
+from ..grouping import stable_argsort
 from .energy import _used
 from .kinds import GoalKind, KindColumn
 
@@ -432,7 +433,7 @@ def _groups(order: np.ndarray, starts: np.ndarray, which: np.ndarray) -> np.ndar
 
 def _grouping(keys: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     """Positions grouped by key (each below n): (order, starts) for `_groups`."""
-    order = np.argsort(keys, kind="stable")
+    order = stable_argsort(keys)
     return order, np.concatenate([[0], np.cumsum(np.bincount(keys, minlength=n))])
 
 
@@ -734,26 +735,29 @@ class InnerSort:
     is constant (NaN where not), and whether it reads a strayed unknown (`InnerBox`)."""
 
     rows: np.ndarray  # the box's rows (`Sorted.rows` of the box)
-    values: np.ndarray
+    values: np.ndarray  # set through `settle`, which keeps `open` with it
     columns: list[tuple[KindColumn, np.ndarray, np.ndarray]]  # per column reading unknowns: it, and
     # its objects' positions in `rows` (`_grouping`), to find the rows of a few objects at once
     reads_strayed: np.ndarray  # per row: it reads a strayed unknown
+    open: np.ndarray  # per row: isnan(values), not proved constant on the inner box
+    strayed_rows: int = 0  # how many rows reads_strayed marks
 
     @classmethod
     def of(cls, kind: GoalKind, rows: np.ndarray, values: np.ndarray) -> InnerSort:
         columns = [(c, *_grouping(c.obj[rows], c.n_objects)) for c in _used(kind) if c.width]
-        return cls(rows, values, columns, np.zeros(len(rows), bool))
+        return cls(rows, values, columns, np.zeros(len(rows), bool), np.isnan(values))
+
+    def settle(self, at: np.ndarray, values: np.ndarray) -> None:
+        """The rows at positions `at` sorted again: their values (NaN where not constant)."""
+        self.values[at] = values
+        self.open[at] = np.isnan(values)
 
     def stray(self, newly: np.ndarray) -> int:
         """Mark the rows reading the unknowns `newly` (bool over x); how many were not marked yet."""
-        found = [
-            _groups(order, starts, np.flatnonzero(c.objects_reading(newly)))
-            for c, order, starts in self.columns
-        ]
-        at = np.unique(np.concatenate(found)) if found else np.zeros(0, np.int64)
-        fresh = int(np.count_nonzero(~self.reads_strayed[at]))
-        self.reads_strayed[at] = True
-        return fresh
+        for c, order, starts in self.columns:
+            self.reads_strayed[_groups(order, starts, np.flatnonzero(c.objects_reading(newly)))] = True
+        before, self.strayed_rows = self.strayed_rows, int(np.count_nonzero(self.reads_strayed))
+        return self.strayed_rows - before
 
 
 class InnerBox:
@@ -807,9 +811,11 @@ class InnerBox:
         self.strayed[:] = False
         tried = 0
         for k, sort in self.sorts.items():
-            sort.values[sort.reads_strayed] = bounds_at(k, self.lo, self.hi, sort.rows[sort.reads_strayed])
-            tried += int(sort.reads_strayed.sum())
+            at = np.flatnonzero(sort.reads_strayed)
+            sort.settle(at, bounds_at(k, self.lo, self.hi, sort.rows[at]))
+            tried += len(at)
             sort.reads_strayed[:] = False
+            sort.strayed_rows = 0
         self.stray_rows, self.rent = 0, 0.0
         return tried
 
@@ -817,7 +823,7 @@ class InnerBox:
         """Per kind, the rows listed (left in or strayed) and the constant the others add."""
         out = {}
         for k, sort in self.sorts.items():
-            listed = np.isnan(sort.values) | sort.reads_strayed
+            listed = sort.open | sort.reads_strayed
             constant = self.box[k].constant + float(sort.values[~listed].sum())
             out[k] = Sorted(sort.rows[listed], constant, 0)
         return out

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from energies.grouping import stable_argsort
 from energies.style.context import BlockPlan
 from energies.style.penrose_order import MASK32, SMALL_MAP_LIMIT
 
@@ -125,6 +126,6 @@ class LocalScopes:
         matches = np.concatenate([np.arange(count, dtype=np.int64) for _, count in self.runs])
         if len(runs) > SMALL_MAP_LIMIT:  # has held more than 8: hash order, ties in creation order
             blocks = np.array([plan.block_index for plan, _ in self.runs], dtype=np.int64)[runs]
-            order = np.argsort(trie_sort_keys(pair_hashes(blocks, matches)), kind="stable")
+            order = stable_argsort(trie_sort_keys(pair_hashes(blocks, matches)))
             runs, matches = runs[order], matches[order]
         return runs, matches

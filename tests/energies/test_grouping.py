@@ -1,0 +1,42 @@
+"""energies.grouping.stable_argsort against numpy's stable argsort (the plain version it replaces):
+the same permutation for every integer dtype, range and pattern of ties."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from energies.grouping import stable_argsort
+
+DTYPES = [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("top", [0, 1, 255, 65535, 65536, 2**20 + 3, 2**35, 2**63 - 1, 2**64 - 1])
+def test_the_same_permutation_as_numpys_stable_sort(dtype, top):
+    info = np.iinfo(dtype)
+    top = min(top, int(info.max))
+    rng = np.random.default_rng(top % 1000)
+    for n in (1, 2, 7, 5000):
+        # few distinct keys (many ties) and many, each reaching the range's top
+        for distinct in (3, n):
+            pool = rng.integers(0, top, distinct, dtype=dtype, endpoint=True)
+            keys = rng.choice(pool, n)
+            keys[0] = top
+            assert np.array_equal(stable_argsort(keys), np.argsort(keys, kind="stable"))
+
+
+@settings(max_examples=200, deadline=None)
+@given(hnp.arrays(st.sampled_from(DTYPES), st.integers(0, 300)))
+def test_any_keys_sort_as_numpy_sorts_them(keys):
+    assert np.array_equal(stable_argsort(keys), np.argsort(keys, kind="stable"))
+
+
+def test_negative_and_two_dimensional_keys_take_numpys_sort():
+    keys = np.array([5, -1, 3, -1, 70000], np.int64)
+    assert np.array_equal(stable_argsort(keys), np.argsort(keys, kind="stable"))
+    grid = np.array([[3, 1], [2, 2]], np.int64)
+    assert np.array_equal(stable_argsort(grid), np.argsort(grid, kind="stable"))
