@@ -9,7 +9,12 @@
 
 Exit codes: 0 ok, 1 user error (file:line:col message and the offending line), 2 usage,
 3 layout failure (timeout, non-finite energy, ...), 4 internal error. Imports wait for the command
-that needs them: a render never loads the web server, an SVG never loads the PNG or PDF library.
+that needs them: a render never loads the web server, an SVG never loads the PNG or PDF library,
+and --help, usage errors, a trio file that cannot be read and `url` of a trio file load neither
+the layout pipeline (numpy, scipy, wasmtime) nor pydantic: `render` checks its arguments and reads
+its trio before importing the pipeline, and `serve`'s arguments, whose help quotes
+service.settings, are added only when `serve` is given (`DeferredParser`). A trio given as JSON
+(`-`) loads pydantic for the HTTP API's schema. tests/service/test_cli.py holds these paths to this.
 """
 
 from __future__ import annotations
@@ -126,15 +131,6 @@ def check_output_format(args: argparse.Namespace, parser: argparse.ArgumentParse
 
 
 def cmd_render(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from energies.lang.errors import DiagramError
-    from energies.optimize.parallel_starts import free_cores
-    from service.render.formats import FormatError
-    from service.render.svg import RenderError
-    from service.workers.layout_job import report_of
-
-    from .pipeline import LayoutError, portfolio_settings, render_trio
-    from .trios import trio_image_resolver
-
     given = [args.trio is not None, args.example is not None, any((args.domain, args.substance, args.style))]
     if sum(given) == 0:
         parser.error(
@@ -155,6 +151,16 @@ def cmd_render(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
         return EXIT_USER
     if args.variation is not None:
         trio = replace(trio, variation=args.variation)
+
+    # the pipeline only now: a usage error or an unreadable trio is told without loading it
+    from energies.lang.errors import DiagramError
+    from energies.optimize.parallel_starts import free_cores
+    from service.render.formats import FormatError
+    from service.render.svg import RenderError
+    from service.workers.layout_job import report_of
+
+    from .pipeline import LayoutError, portfolio_settings, render_trio
+    from .trios import trio_image_resolver
 
     tty = sys.stderr.isatty()
     try:
@@ -394,6 +400,20 @@ def positive_int(text: str) -> int:
     return value
 
 
+class DeferredParser(argparse.ArgumentParser):
+    """A subcommand's parser whose arguments are added by `deferred` when it first parses, so that
+    what they import is loaded only when that subcommand is given: the top level's help and its
+    usage errors name the subcommands alone, never their arguments."""
+
+    deferred: Callable[[argparse.ArgumentParser], None] | None = None
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        if self.deferred is not None:
+            add_arguments, self.deferred = self.deferred, None
+            add_arguments(self)
+        return super().parse_known_args(args, namespace)
+
+
 class VersionAction(argparse.Action):
     """`--version`, read from the installed package only when asked (importlib.metadata is slow
     to import, and a render does not need it)."""
@@ -417,7 +437,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="penrose-py", description="Penrose diagrams (Domain, Substance, Style) to SVG, PNG or PDF"
     )
     parser.add_argument("--version", action=VersionAction)
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=DeferredParser)
 
     render = sub.add_parser("render", help="render a trio to SVG, PNG or PDF")
     render.add_argument(
@@ -478,10 +498,15 @@ def build_parser() -> argparse.ArgumentParser:
         " on stderr",
     )
 
+    serve = sub.add_parser("serve", help="serve the HTTP API and the playground")
+    serve.deferred = add_serve_arguments  # its help quotes service.settings, which loads pydantic
+    return parser
+
+
+def add_serve_arguments(serve: argparse.ArgumentParser) -> None:
     from .settings import Settings
 
     defaults = Settings()
-    serve = sub.add_parser("serve", help="serve the HTTP API and the playground")
     serve.add_argument(
         "--host",
         default=default_host(),
@@ -521,7 +546,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="answer SVGs with Penrose's full passthrough, even event handlers and external URLs"
         " (default $PENROSE_UNSAFE_SVG or off; only for trusted clients)",
     )
-    return parser
 
 
 def main(argv: list[str] | None = None) -> int:
