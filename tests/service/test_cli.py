@@ -120,6 +120,56 @@ def test_usage_errors_exit_2(args):
     assert run_cli(*args).returncode == 2
 
 
+# What a command that needs no layout must not load: the layout pipeline (numpy, scipy, the Wasm
+# runtime, the Penrose front end and compiler), pydantic (the request schema and the settings) and
+# the web stack; together they take over a second to import.
+HEAVY = (
+    "numpy",
+    "scipy",
+    "wasmtime",
+    "adcore",
+    "energies.lang",
+    "energies.compile",
+    "service.pipeline",
+    "service.workers",
+    "pydantic",
+    "fastapi",
+    "starlette",
+    "uvicorn",
+)
+
+
+@pytest.mark.parametrize(
+    "args, code",
+    [
+        pytest.param(["--help"], 0, id="help"),
+        pytest.param(["render", "--help"], 0, id="render-help"),
+        pytest.param(["url", "--help"], 0, id="url-help"),
+        pytest.param([], 2, id="no-command"),
+        pytest.param(["frobnicate"], 2, id="unknown-command"),
+        pytest.param(["render"], 2, id="no-trio"),  # found by cmd_render, not argparse
+        pytest.param(["render", "--example", "sets", "-o", "x.svg", "--starts", "0"], 2, id="bad-starts"),
+        pytest.param(["render", "--example", "sets", "-o", "x.gif"], 2, id="unknown-format"),
+        pytest.param(["render", "nope.trio.json", "-o", "x.svg"], 1, id="unreadable-trio"),
+        pytest.param(["url", str(EXAMPLES_DIR / "sets.trio.json")], 0, id="url"),
+    ],
+)
+def test_commands_that_lay_nothing_out_load_no_layout_pipeline(args, code):
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "service", *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == code, done.stderr[-2000:]
+    said = [line for line in done.stderr.splitlines() if line.startswith("import time:")]
+    loaded = {line.rsplit("|", 1)[1].strip() for line in said}
+    assert "service.cli" in loaded  # -X importtime did report this process's imports
+    heavy = sorted(m for m in loaded if any(m == h or m.startswith(h + ".") for h in HEAVY))
+    assert not heavy, f"{' '.join(args)} loaded {heavy[:8]}"
+
+
 def test_layout_failure_exits_3(tmp_path):
     body = heavy_body()
     for name in ("domain", "substance", "style"):
