@@ -71,6 +71,8 @@ LIFE = 16.0  # a box's radius, in typical steps between evaluations
 FIRST_RADIUS = 0.01  # the typical step before one is seen, as a share of the unknowns' spread
 MIN_RADIUS = 1e-6  # the smallest radius, as a share of the unknowns' spread
 MAX_RADIUS = 0.05  # the largest (a larger box holds too many goals to pay for itself)
+OUTLAST = 4.0  # a box dearer than a whole evaluation is sorted only if its largest radius spans this
+# many typical steps (longer steps, an optimizer's first ones, leave it within an evaluation or two)
 MOVES = 16  # the typical step is the median of this many last ones (a line search's long trial
 # steps, and the first step of each round, are outliers)
 MEAN = 0.8  # weight of the past in running means of costs and steps
@@ -485,9 +487,12 @@ class Culler:
     ones, would otherwise sort a box that lasts one evaluation. An inner box (`InnerBox`) is made
     only while `INNER_LIFE` typical steps are at most `INNER` of the box's radius (else the box's
     rows are as few); its sorting counts as the box's.
+    Where sorting a box costs more than a whole evaluation, none is sorted while the typical step
+    is too long for a box to last (`box_lasts`): the energy runs whole meanwhile, which is no
+    judgement on culling.
     Each layout stage has other goals, unknowns and steps, so other costs: a new stage starts the
     policy afresh, its steps too (the last steps of a converged stage are far shorter than the
-    first of the next, whose boxes they would size).
+    first of the next, whose boxes they would size); so does a new start (`new_run`).
     """
 
     def __init__(
@@ -514,6 +519,7 @@ class Culler:
         # policy state (see the class docstring)
         self.full_cost: float | None = None  # seconds of a full evaluation (running mean)
         self.eval_cost: float | None = None  # seconds of a culled one, sorting aside (running mean)
+        self.sort_cost: float | None = None  # seconds the last box took to sort
         self.culled_runs = 0  # culled evaluations since culling was last turned on
         self.recent: list[list[float]] = []  # [seconds sorting, evaluations served] of the last
         # RECENT boxes since culling was last turned on, the current box last
@@ -553,7 +559,7 @@ class Culler:
 
     def new_stage(self) -> None:
         """A stage has other goals and unknowns, so other costs: its policy starts afresh."""
-        self.full_cost = self.eval_cost = None
+        self.full_cost = self.eval_cost = self.sort_cost = None
         self.culled_runs = 0
         self.recent = []
         self.off_until = self.evaluations + FULL_FIRST
@@ -561,6 +567,21 @@ class Culler:
         self.center = self.inner = None
         self.step, self.moves, self.strays, self.new_moves = None, [], 0, False
         self.unknown_moves = []
+
+    def new_run(self) -> None:
+        """A new run of the optimizer (another start) from elsewhere: its policy starts afresh, and
+        the jump to its first point is no step."""
+        self.new_stage()
+        self.last = None
+
+    def box_lasts(self, x: np.ndarray, varying: np.ndarray) -> bool:
+        """Whether a box sorted at x may pay: its sorting is known to cost no more than a whole
+        evaluation, or it would outlast `OUTLAST` typical steps at its largest radius."""
+        step, sort, full = self.typical_step(), self.sort_cost, self.full_cost
+        if step is None or sort is None or full is None or sort <= full:
+            return True
+        spread = float(np.ptp(x[varying])) if varying.any() else 1.0
+        return OUTLAST * step <= MAX_RADIUS * max(spread, 1.0)
 
     def wants(self) -> bool:
         """Whether the next evaluation should be culled."""
@@ -613,6 +634,7 @@ class Culler:
 
     def box_sorted(self, seconds: float) -> None:
         """A box was sorted in `seconds`: it serves the evaluations from now on."""
+        self.sort_cost = seconds
         self.recent.append([seconds, 0])
         del self.recent[:-RECENT]
 

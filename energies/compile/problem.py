@@ -220,6 +220,8 @@ class CompiledProblem:
             culler.strays, chosen = 0, self._inner or self._box
         elif self._box is not None and culler.strays == 0:
             culler.strays, cull = 1, False
+        elif not culler.box_lasts(x, self.stages[s].varying):
+            cull = False  # steps too long for any box: whole, the box (if any) kept
         else:
             self._sorted = culler.derive(x, s, self.stages[s].varying, self._in_stage(s))
             self._box, self._inner = self._listed_box(self._sorted), None
@@ -229,6 +231,13 @@ class CompiledProblem:
             self.lists, self.culled = lists, culled
             self._write_lists()
         return cull
+
+    def new_run(self) -> None:
+        """The optimizer starts another run (a portfolio's next start): stages and culling's policy
+        begin afresh, as on a fresh problem."""
+        self._active_stage = None
+        if self.culler is not None:
+            self.culler.new_run()
 
     def _listed_box(self, sorted_: dict[int, Sorted] | None) -> Listed | None:
         """The row lists and (c_obj, c_pen) of a box's sorted kinds, the others' whole rows."""

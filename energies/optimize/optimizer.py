@@ -60,6 +60,9 @@ The problem is supplied by the energy compiler through the small :class:`Penalty
 - optionally ``constraint_values(x, which)`` (:class:`SelectiveValues`): the values of the
   constraints ``which`` (a bool mask) alone, where evaluating fewer goals is cheaper; without it the
   optimizer takes them from ``goal_values``.
+- optionally ``new_run()`` (:class:`FreshRuns`): called as each run of ``optimize`` begins, for a
+  problem that adapts to the points it is asked about (culling's policy) and must not carry one
+  start's steps into the next.
 
 ``optimize(problem, x0, max_iters=, time_limit=, on_progress=, stage_evaluations=)`` returns
 :class:`OptimizeResult`. Iterations (L-BFGS-B iterations, summed over rounds and stages) and wall
@@ -196,6 +199,11 @@ class PenaltyProblem(Protocol):
 @runtime_checkable
 class SelectiveValues(Protocol):
     def constraint_values(self, x: np.ndarray, which: np.ndarray) -> np.ndarray: ...
+
+
+@runtime_checkable
+class FreshRuns(Protocol):
+    def new_run(self) -> None: ...
 
 
 def constraint_values(problem: PenaltyProblem, x: np.ndarray, which: np.ndarray) -> np.ndarray:
@@ -571,6 +579,8 @@ def optimize(
     Penrose's rounds only, no feasibility finish)."""
     x = np.array(x0, dtype=np.float64)
     _check_problem(problem, x)
+    if isinstance(problem, FreshRuns):
+        problem.new_run()
     started = time.perf_counter()
     deadline = started + time_limit if time_limit is not None else np.inf
     budget = _Budget(max_iters, deadline, pick_driver(inner_solver), on_progress, finish=finish)

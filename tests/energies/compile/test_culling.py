@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import statistics
 import time
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from energies.compile.problem import CompiledProblem
 from energies.diagram import Column, Diagram, GoalTable, ShapeInstance, Unknowns
 from energies.diagram_build import build_diagram
 from energies.expr import input_node
+from energies.optimize.optimizer import optimize
 from service.trios import load_trio
 
 REGISTRY = Path(__file__).resolve().parents[3] / ".." / "shared" / "penrose-registry"
@@ -53,6 +55,7 @@ def forced(problem: CompiledProblem) -> Culler:
     assert c is not None
     c.wants = lambda: True  # type: ignore[method-assign]
     c._stop = lambda: None  # type: ignore[method-assign]
+    c.box_lasts = lambda x, varying: True  # type: ignore[method-assign]
     return c
 
 
@@ -415,6 +418,60 @@ def test_a_box_is_charged_over_the_evaluations_it_serves() -> None:
         every.box_sorted(0.060)
         every.observe(np.zeros(3), 0.0004, culled=True)
     assert not every.wants()
+
+
+def test_a_box_dearer_than_a_whole_evaluation_waits_for_steps_it_can_outlast() -> None:
+    """Unknowns spread over 100 px: the largest radius is 5 px (MAX_RADIUS), so with OUTLAST = 4 a
+    dear box waits for typical steps of at most 1.25 px; a box cheaper than a whole evaluation
+    never waits."""
+    assert culling.MAX_RADIUS == 0.05 and culling.OUTLAST == 4.0
+    c = Culler([], [], {}, None)
+    c.which = [0]
+    varying = np.ones(2, bool)
+    x = np.array([0.0, 100.0])
+    for step in (0.0, 50.0, 100.0, 150.0):  # three moves of 50 px, whole evaluations of 10 ms
+        c.observe(x + step, 0.010, culled=False)
+    assert c.box_lasts(x, varying)  # no box sorted yet: its cost is unknown
+    c.box_sorted(0.050)  # five whole evaluations' worth
+    assert not c.box_lasts(x, varying)
+    for step in (150.5, 151.0, 151.5, 152.0, 152.6, 153.2, 153.8):  # moves of 0.5 and 0.6 px
+        c.observe(x + step, 0.010, culled=False)
+    # the ten moves 50 50 50 .5 .5 .5 .5 .6 .6 .6: median 0.6 <= 1.25
+    assert statistics.median(c.moves) == pytest.approx(0.6) and c.box_lasts(x, varying)
+    for k in range(1, culling.MOVES + 1):  # the last MOVES moves all of 2 px > 1.25
+        c.observe(x + 153.8 + 2.0 * k, 0.010, culled=False)
+    assert not c.box_lasts(x, varying)
+    c.box_sorted(0.005)  # now cheaper than a whole evaluation
+    assert c.box_lasts(x, varying)
+
+
+def test_a_new_run_starts_the_policy_afresh_and_its_jump_is_no_step() -> None:
+    c = Culler([], [], {}, None)
+    c.which = [0]
+    x = np.zeros(3)
+    for k in range(culling.FULL_FIRST + 3):
+        c.observe(x + 0.01 * k, 0.010, culled=False)
+    c.box_sorted(0.001)
+    assert c.wants() and c.sort_cost == 0.001
+    c.new_run()
+    assert c.sort_cost is None and c.full_cost is None and c.moves == []
+    far = x + 1000.0
+    for k in range(culling.FULL_FIRST):
+        assert not c.wants()  # the new run's first evaluations are timed whole, as a stage's
+        c.observe(far + 0.01 * k, 0.010, culled=False)
+    assert c.wants()
+    assert c.moves == [pytest.approx(0.01)]  # the jump to the new run's first point is not a step
+
+
+def test_each_run_of_the_optimizer_starts_the_problems_policy_afresh(monkeypatch: pytest.MonkeyPatch) -> None:
+    d = circles(40, 2, spread=100.0)
+    problem = CompiledProblem(d, cache=None, culling=True)
+    runs = []
+    monkeypatch.setattr(problem, "new_run", lambda: runs.append(problem.evaluations))
+    x0 = np.array(d.unknowns.x0)
+    optimize(problem, x0, max_iters=5)
+    optimize(problem, x0[::-1].copy(), max_iters=5)
+    assert len(runs) == 2 and runs[0] == 0 and runs[1] > 0  # each run, before its first evaluation
 
 
 def test_compiling_the_bounds_is_not_charged_to_the_first_box(monkeypatch: pytest.MonkeyPatch) -> None:
