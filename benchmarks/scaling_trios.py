@@ -20,6 +20,8 @@ copied into this repository) and writes a Substance of n objects:
     circles  benchmarks/style_all_pairs.py's trio: n circles of radius 10 with `ensure disjoint`
              over every pair, on that Style's fixed 800 x 700 canvas (the Style is written there,
              not in the registry).
+    circles-room  the same circles, on a canvas that keeps 1,000 circles' density beyond 1,000 (800 x
+             700 times sqrt(n / 1000)): 2,000 circles of radius 10 cannot fit 800 x 700 at all.
 
 The registry Styles are written for a handful of objects on a fixed canvas; with n objects the
 canvas grows so that the area per object stays that of n = 8: the numbers of the Style's
@@ -55,17 +57,18 @@ _CANVAS = re.compile(r"canvas\s*\{(?P<body>[^{}]*)\}")
 _SIDE = re.compile(r"\b(?P<side>width|height)(?P<eq>\s*=\s*)(?P<value>\d+(?:\.\d*)?)")
 
 
-def canvas_scale(n: int) -> float:
-    return math.sqrt(max(n, BASE_N) / BASE_N)
+def canvas_scale(n: int, base: int = BASE_N) -> float:
+    return math.sqrt(max(n, base) / base)
 
 
-def scaled_canvas(style: str, n: int) -> str:
-    """`style` with its canvas block's width and height multiplied by sqrt(n / 8) (see above)."""
+def scaled_canvas(style: str, n: int, base: int = BASE_N) -> str:
+    """`style` with its canvas block's width and height multiplied by sqrt(n / base), never below
+    the Style's own (see above)."""
     found = list(_CANVAS.finditer(style))
     if len(found) != 1:
         raise ValueError(f"the Style has {len(found)} canvas blocks; the benchmark scales exactly one")
     block = found[0]
-    factor = canvas_scale(n)
+    factor = canvas_scale(n, base)
 
     def side(m: re.Match[str]) -> str:
         return f"{m['side']}{m['eq']}{round(float(m['value']) * factor)}"
@@ -123,14 +126,16 @@ class Series:
     domain: str  # registry paths of the Domain and Style; "" for the Style written in style_all_pairs
     style: str
     substance: Callable[[int], str]
-    scale_canvas: bool = True
+    density_of: int | None = BASE_N  # the size whose area per object larger ones keep; None: the
+    # Style's canvas as it is
 
 
 SERIES_DEFS = {
     "graph": Series("graph-domain/simple-graph.domain", "graph-domain/simple-graph.style", graph_substance),
     "venn": Series("set-theory-domain/setTheory.domain", "set-theory-domain/venn.style", venn_substance),
     "tree": Series("set-theory-domain/setTheory.domain", "set-theory-domain/tree.style", tree_substance),
-    "circles": Series("", "", circles_substance, scale_canvas=False),
+    "circles": Series("", "", circles_substance, density_of=None),
+    "circles-room": Series("", "", circles_substance, density_of=1000),
 }
 SERIES = tuple(SERIES_DEFS)
 
@@ -150,7 +155,7 @@ def trio(series: str, n: int, variation: int = 0, registry: Path | str = DEFAULT
         name=f"{series} on {n}",
         domain=domain,
         substance=spec.substance(n),
-        style=scaled_canvas(style, n) if spec.scale_canvas else style,
+        style=style if spec.density_of is None else scaled_canvas(style, n, spec.density_of),
         variation=f"scaling-{series}-{n}-{variation}",
         exclude_warnings=(),
         base_dir=base,

@@ -118,6 +118,10 @@ def test_canvas_grows_with_sqrt_n() -> None:
     assert build("graph", 32).canvas == (800, 800)
     assert build("venn", 72).canvas == (2400, 2100)  # 800 x 700 times 3
     assert build("circles", 72).canvas == (800, 700)  # that Style's canvas stays
+    assert build("circles-room", 72).canvas == (800, 700)  # the same up to 1,000 circles,
+    assert trio("circles-room", 2000, 0, REGISTRY).style.count("width = 1131") == 1  # 800 sqrt(2)
+    assert trio("circles-room", 2000, 0, REGISTRY).style.count("height = 990") == 1  # 700 sqrt(2)
+    assert trio("circles-room", 2000, 0, REGISTRY).substance == trio("circles", 2000, 0, REGISTRY).substance
 
 
 def test_scaled_canvas_refuses_what_it_cannot_scale() -> None:
