@@ -33,6 +33,24 @@ def stable_argsort(keys: np.ndarray) -> np.ndarray:
     return order
 
 
+def unique_index_inverse(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`np.unique(keys, return_index=True, return_inverse=True)` (the inverse flat), the same
+    arrays, for 1-D keys: non-negative integers through `stable_argsort` (a stable order makes each
+    distinct key's first position its first appearance, as numpy's), others by numpy's."""
+    keys = np.asarray(keys)
+    if keys.ndim != 1 or keys.dtype.kind not in "iu" or not len(keys) or keys.min() < 0:
+        values, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+        return values, first, inverse.reshape(-1)
+    order = stable_argsort(keys)
+    ordered = keys[order]
+    new = np.empty(len(keys), bool)
+    new[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
+    inverse = np.empty(len(keys), np.intp)
+    inverse[order] = np.cumsum(new) - 1
+    return ordered[new], order[new], inverse
+
+
 def runs(codes: np.ndarray) -> list[np.ndarray]:
     """Indices of equal codes, one ascending array per distinct code."""
     if len(codes) == 0 or (codes == codes[0]).all():  # one run: no sort (500,000 pairs of one kind)
@@ -60,8 +78,8 @@ def row_codes(rows: np.ndarray) -> np.ndarray:
 def first_appearance(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The distinct keys numbered in order of first appearance: (position of each one's first
     appearance, the number of each key), so that numbering depends on the keys' order only."""
-    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    _, first, inverse = unique_index_inverse(keys)
     order = stable_argsort(first)
     rank = np.empty_like(order)
     rank[order] = np.arange(len(order))
-    return first[order], rank[inverse.reshape(-1)]
+    return first[order], rank[inverse]

@@ -29,7 +29,7 @@ import numpy as np
 
 from ..diagram import GoalInstance, GoalTable
 from ..expr import Sig, SlotReader, replay, signature
-from ..grouping import first_appearance, row_codes, runs
+from ..grouping import first_appearance, row_codes, runs, unique_index_inverse
 
 Memo = dict[int, Sig]  # signatures by object id, shared while the objects are alive
 
@@ -306,8 +306,8 @@ class _Arguments:
             if (objects == objects[0]).all():
                 used, obj = objects[:1], np.zeros(len(objects), np.int32)
             else:
-                used, inverse = np.unique(objects, return_inverse=True)
-                obj = inverse.reshape(-1).astype(np.int32)
+                used, _, inverse = unique_index_inverse(objects)
+                obj = inverse.astype(np.int32)
             first = int(used[0])
             columns.append(
                 KindColumn(

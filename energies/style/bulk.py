@@ -42,7 +42,7 @@ import numpy as np
 from energies.compile.kinds import props_of
 from energies.diagram import Column, GoalTable, HoleShape, ShapeInstance, Where
 from energies.expr import Node, at_path, hole_node, hole_places, signature
-from energies.grouping import row_codes, runs
+from energies.grouping import row_codes, runs, stable_argsort
 from energies.lang import style_ast as S
 from energies.lang.errors import DiagramError
 from energies.lang.match import MatchTable
@@ -275,7 +275,7 @@ def evaluate_in_bulk(ev: Evaluator, plan: BlockPlan, roles: LocalRoles, order: n
         rank = np.empty(len(order), np.int64)
         rank[order] = np.arange(len(order))
         for rows in runs(row_codes(codes)):
-            rows = rows[np.argsort(rank[rows], kind="stable")]  # walk order
+            rows = rows[stable_argsort(rank[rows])]  # walk order
             if rank[rows[0]] == 0:  # the partition of the first match walked: its template is made
                 template = first
             else:

@@ -58,6 +58,9 @@ def trie_sort_keys(hashes: np.ndarray) -> np.ndarray:
     return key
 
 
+WALK_CHUNK = 4096  # scopes a walk converts to Python values at a time
+
+
 class ScopeWalk:
     """The local scopes in Penrose's map order, as (run, plan, match index); a walk may drop the
     rest of a block's scopes as it goes (`drop`), so a block of a million matches that needs
@@ -79,18 +82,20 @@ class ScopeWalk:
         return self.matches[self.runs == run]
 
     def __iter__(self) -> Iterator[tuple[int, BlockPlan, int]]:
+        # Scopes are taken from the arrays WALK_CHUNK at a time: a block of millions of matches is
+        # mostly dropped at its first scope, and converting all of it to Python ints would cost more
+        # than the walk.
         todo = np.arange(len(self.runs))
-        runs, matches = self.runs.tolist(), self.matches.tolist()
-        order, i = todo.tolist(), 0
-        while i < len(order):
-            p = order[i]
-            i += 1
-            yield runs[p], self.plans[runs[p]], matches[p]
-            if self._changed:  # keep what is left of the blocks not dropped
-                rest = todo[i:]
-                todo = rest[~self.dropped[self.runs[rest]]]
-                order, i = todo.tolist(), 0
-                self._changed = False
+        while len(todo):
+            chunk, todo = todo[:WALK_CHUNK], todo[WALK_CHUNK:]
+            runs, matches = self.runs[chunk].tolist(), self.matches[chunk].tolist()
+            for i in range(len(runs)):
+                yield runs[i], self.plans[runs[i]], matches[i]
+                if self._changed:  # keep what is left of the blocks not dropped
+                    rest = np.concatenate([chunk[i + 1 :], todo])
+                    todo = rest[~self.dropped[self.runs[rest]]]
+                    self._changed = False
+                    break
 
 
 class LocalScopes:

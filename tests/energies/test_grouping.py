@@ -1,5 +1,6 @@
-"""energies.grouping.stable_argsort against numpy's stable argsort (the plain version it replaces):
-the same permutation for every integer dtype, range and pattern of ties."""
+"""energies.grouping.stable_argsort and unique_index_inverse against numpy's stable argsort and
+np.unique (the plain versions they replace): the same arrays for every integer dtype, range and
+pattern of ties."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from energies.grouping import stable_argsort
+from energies.grouping import stable_argsort, unique_index_inverse
 
 DTYPES = [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64]
 
@@ -40,3 +41,25 @@ def test_negative_and_two_dimensional_keys_take_numpys_sort():
     assert np.array_equal(stable_argsort(keys), np.argsort(keys, kind="stable"))
     grid = np.array([[3, 1], [2, 2]], np.int64)
     assert np.array_equal(stable_argsort(grid), np.argsort(grid, kind="stable"))
+
+
+def numpys_unique(keys: np.ndarray) -> tuple[np.ndarray, ...]:
+    values, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    return values, first, inverse.reshape(-1)
+
+
+@settings(max_examples=200, deadline=None)
+@given(hnp.arrays(st.sampled_from([*DTYPES, np.float64]), st.integers(0, 300)))
+def test_unique_gives_numpys_values_first_positions_and_inverse(keys):
+    ours, theirs = unique_index_inverse(keys), numpys_unique(keys)
+    for a, b in zip(ours, theirs, strict=True):
+        np.testing.assert_array_equal(a, b)
+        assert a.dtype == b.dtype
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.uint64])
+def test_unique_of_many_wide_keys_with_ties(dtype):
+    rng = np.random.default_rng(7)
+    keys = rng.choice(rng.integers(0, 2**31, 500, dtype=dtype), 20_000)
+    for a, b in zip(unique_index_inverse(keys), numpys_unique(keys), strict=True):
+        np.testing.assert_array_equal(a, b)
