@@ -580,8 +580,7 @@ class Culler:
         step, sort, full = self.typical_step(), self.sort_cost, self.full_cost
         if step is None or sort is None or full is None or sort <= full:
             return True
-        spread = float(np.ptp(x[varying])) if varying.any() else 1.0
-        return OUTLAST * step <= MAX_RADIUS * max(spread, 1.0)
+        return OUTLAST * step <= _radius_range(_spread(x, varying))[1]
 
     def wants(self) -> bool:
         """Whether the next evaluation should be culled."""
@@ -656,14 +655,15 @@ class Culler:
         bounds = self._compiled_bounds()
         self._compiled_bounds(near=True)
         start = time.perf_counter()
-        spread = float(np.ptp(x[varying])) if varying.any() else 1.0
+        spread = _spread(x, varying)
         step = self.typical_step()
         typical = step if step is not None else FIRST_RADIUS * spread
-        scale = min(max(LIFE * typical, MIN_RADIUS * max(spread, 1.0)), MAX_RADIUS * max(spread, 1.0))
+        smallest, largest = _radius_range(spread)
+        scale = min(max(LIFE * typical, smallest), largest)
         radius = self.radius = np.where(varying, scale, 0.0)
         self.center, self.scale, self.inner = x.copy(), scale, None
         self.box_lo, self.box_hi = x - radius, x + radius  # as proved on, to the last bit
-        self.floor = MIN_RADIUS * max(spread, 1.0)
+        self.floor = smallest
         out = {}
         for k in bounds:
             kind = self.kinds[k]
@@ -849,6 +849,17 @@ class InnerBox:
             constant = self.box[k].constant + float(sort.values[~listed].sum())
             out[k] = Sorted(sort.rows[listed], constant, 0)
         return out
+
+
+def _spread(x: np.ndarray, varying: np.ndarray) -> float:
+    """How far apart the unknowns the stage varies lie (1 when it varies none)."""
+    return float(np.ptp(x[varying])) if varying.any() else 1.0
+
+
+def _radius_range(spread: float) -> tuple[float, float]:
+    """A box's smallest and largest radius: `MIN_RADIUS` and `MAX_RADIUS` of the spread (of 1 px
+    at least)."""
+    return MIN_RADIUS * max(spread, 1.0), MAX_RADIUS * max(spread, 1.0)
 
 
 def _mean(mean: float | None, value: float) -> float:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -168,7 +169,7 @@ class CompiledProblem:
         return len(rows)
 
     def _list_all(self, c: Compiled) -> list[int]:
-        """Every row of every kind listed (for goal values); the counts. (The energy's own lists are
+        """Every row of every kind listed (for the goal Jacobian); the counts. (The energy's own lists are
         written again before its next evaluation.)"""
         self._listed = False
         return [self._list_rows(c, k, np.arange(kind.n_rows)) for k, kind in enumerate(self.kinds)]
@@ -266,33 +267,37 @@ class CompiledProblem:
         self.evaluations += 1
         return float(energy), grad
 
-    def raw_goal_values(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Every goal's value at x: one evaluation of the energy, which also writes them out."""
-        counts = self._list_all(self.vg)
+    def _row_values(self, x: np.ndarray, lists: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """Per kind, the values at x of the rows `lists[k]` (ascending), in that order: one
+        evaluation of the energy, which writes them out. (The energy's own lists are written again
+        before its next evaluation.)"""
+        self._listed = False
+        counts = [self._list_rows(self.vg, k, rows) for k, rows in enumerate(lists)]
         self.vg.input(0)[...] = x
         self.vg.call_raw(0.0, 0.0, 0.0, *counts)
+        return [self.vg.output(2 + k)[: len(rows)] for k, rows in enumerate(lists)]
+
+    def raw_goal_values(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Every goal's value at x: one evaluation of the energy."""
+        values = self._row_values(x, [np.arange(kind.n_rows) for kind in self.kinds])
         objectives = np.zeros(len(self.objectives))
         constraints = np.zeros(len(self.constraints))
-        for k, kind in enumerate(self.kinds):
+        for kind, kind_values in zip(self.kinds, values):
             target = objectives if kind.goal == "objective" else constraints
-            target[kind.goals] = self.vg.output(2 + k)
+            target[kind.goals] = kind_values
         return objectives, constraints
 
     def constraint_values(self, x: np.ndarray, which: np.ndarray) -> np.ndarray:
         """The constraints `which` (a bool mask) at x, in constraint order: one evaluation listing
         their rows alone (the optimizer's checks read a few constraints of a diagram whose objectives
         may be most of its goals)."""
-        self._listed = False  # the energy's own lists are written again before its next evaluation
         lists = [
             np.flatnonzero(which[kind.goals]) if kind.goal == "constraint" else np.zeros(0, np.int64)
             for kind in self.kinds
         ]
-        counts = [self._list_rows(self.vg, k, rows) for k, rows in enumerate(lists)]
-        self.vg.input(0)[...] = x
-        self.vg.call_raw(0.0, 0.0, 0.0, *counts)
         values = np.full(len(self.constraints), np.nan)
-        for k, (kind, rows) in enumerate(zip(self.kinds, lists)):
-            values[kind.goals[rows]] = self.vg.output(2 + k)[: len(rows)]
+        for kind, rows, kind_values in zip(self.kinds, lists, self._row_values(x, lists)):
+            values[kind.goals[rows]] = kind_values
         return values[which]
 
     def goal_values(self, x: np.ndarray) -> GoalValues:
