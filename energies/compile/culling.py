@@ -597,6 +597,11 @@ class Culler:
 
     def observe(self, x: np.ndarray, seconds: float, culled: bool) -> None:
         """One evaluation at x took `seconds`, culled or whole: update the costs, step and policy."""
+        self.moved(x)
+        self.timed(seconds, culled)
+
+    def moved(self, x: np.ndarray) -> None:
+        """An evaluation at x (of φ alone, or the first at x): the step to it, and its count."""
         if self.last is not None and len(x) == len(self.last):
             change = np.abs(x - self.last)
             self.moves.append(float(np.max(change, initial=0.0)))
@@ -606,6 +611,10 @@ class Culler:
             self.new_moves = True
         self.last = x.copy()
         self.evaluations += 1
+
+    def timed(self, seconds: float, culled: bool) -> None:
+        """An evaluation with its gradient took `seconds`, culled or whole: the costs and policy
+        (φ alone costs less and is not timed)."""
         if not culled:
             self.full_cost = _mean(self.full_cost, seconds)
             return

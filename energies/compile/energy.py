@@ -9,7 +9,8 @@ Column c of row r is (x[slots_c[o]], consts_c[o]) for its object o = obj_c[r]
 (`kinds.KindColumn`), so the code has one loop and one call per kind, whatever the number of
 goals. `c_obj` and `c_pen` are what the culled goals contribute (constant where they are culled).
 The gradient with respect to x is `vjp` of this function: the gathers x[slots_c[o][j]] transpose
-into scatter-adds. A column without inputs or constants (a string argument) has no tables.
+into scatter-adds; the compiled function also answers φ alone (`value_and_grad`). A column without
+inputs or constants (a string argument) has no tables.
 """
 
 from __future__ import annotations
@@ -25,6 +26,12 @@ from ..expr import SlotReader
 from .kinds import GoalKind, KindColumn
 
 Library = dict[str, Callable[..., Any]]
+
+# The parameters before the tables, shared by every function over the goal tables so that one writer
+# fills their tables: x, the constraint weight, the culled goals' objective and penalty constants,
+# and the mode (`energy_and_grad`'s; the others ignore the scalars they do not use).
+LEADING = ("x", "weight", "c_obj", "c_pen", "grad")
+GRADIENT, VALUE_ONLY = 1, 0  # the mode: φ with its gradient and the goal values, or φ alone
 
 
 def library_for(kind: GoalKind) -> Callable[..., Any]:
@@ -128,20 +135,41 @@ def energy_function(kinds: Sequence[GoalKind], kind_fns: Sequence[adcore.Fn], n:
     return fn(params, ret, body, name="energy")
 
 
-def value_and_grad(energy: adcore.Fn) -> adcore.Fn:
-    """energy, its gradient with respect to x, and the goal values. The goal values' cotangent is
-    structurally zero (`None`): a zero array would cost a pass over every kind's whole table at
-    every evaluation, whatever the rows listed (docs/scaling.md measures it)."""
+def value_and_grad(energy: adcore.Fn, kinds: Sequence[GoalKind], *, value_only: bool) -> adcore.Fn:
+    """energy_and_grad(x, weight, c_obj, c_pen, grad, tables...): with grad = GRADIENT the energy,
+    its gradient with respect to x and the goal values; with VALUE_ONLY (if `value_only`; without
+    it the mode is ignored) the energy alone, by the energy's own loops, which compute no derivative
+    (a third to a half of the cost: a line search tests most trial points on φ alone).
+
+    One function serves both modes so that they read the same tables in one memory: `grad` scales
+    every kind's row count, so the loops of the other mode run zero times. Either mode gives the same
+    number (the same terms summed in the same order; tests check it bit for bit). The goal values'
+    cotangent is structurally zero (`None`): a zero array would cost a pass over every kind's whole
+    table at every evaluation, whatever the rows listed (docs/scaling.md measures it)."""
     n = energy.params[0]
     assert isinstance(energy.ret, adcore.StructT)  # energy_function's {"energy", "values"}
     values_type = dict(energy.ret.fields)["values"]
+    counts = [end - 1 for end in table_offsets(kinds)[1:]]  # each kind's count among the tables
+    params = [*energy.params[:4], Int, *energy.params[4:]]  # LEADING
 
-    def body(*ps: Any) -> dict[str, Any]:
-        r = vjp(energy, wrt=[0])(*ps)
-        grad = r.grad({"energy": 1.0, "values": None})[0]
-        return {"energy": r.ret["energy"], "grad": grad, "values": r.ret["values"]}
+    def body(x: Any, weight: Any, c_obj: Any, c_pen: Any, grad: Any, *tables: Any) -> dict[str, Any]:
+        full, alone = list(tables), list(tables)
+        if value_only:
+            for c in counts:
+                full[c] = tables[c] * grad
+                alone[c] = tables[c] - full[c]
+        r = vjp(energy, wrt=[0])(x, weight, c_obj, c_pen, *full)
+        result = {
+            "energy": r.ret["energy"],
+            "grad": r.grad({"energy": 1.0, "values": None})[0],
+            "values": r.ret["values"],
+        }
+        if value_only:
+            value = energy(x, weight, c_obj, c_pen, *alone)["energy"]
+            result["energy"] = adcore.select(grad > 0, result["energy"], value)
+        return result
 
-    return fn(energy.params, {"energy": Real, "grad": n, "values": values_type}, body, name="energy_and_grad")
+    return fn(params, {"energy": Real, "grad": n, "values": values_type}, body, name="energy_and_grad")
 
 
 def table_offsets(kinds: Sequence[GoalKind]) -> list[int]:
@@ -153,11 +181,11 @@ def table_offsets(kinds: Sequence[GoalKind]) -> list[int]:
 def goal_gradients_function(kinds: Sequence[GoalKind], kind_fns: Sequence[adcore.Fn], n: int) -> adcore.Fn:
     """Each goal's gradient with respect to its own inputs (one row per goal, columns side by side),
     to find a NaN's source."""
-    params = [Vec(n, Real), Real, Real, Real] + [t for k in kinds for t in table_types(k)]
+    params = [Vec(n, Real), Real, Real, Real, Int] + [t for k in kinds for t in table_types(k)]  # LEADING
     ret = {f"k{k}": Vec(kind.n_rows, Vec(kind.n_inputs, Real)) for k, kind in enumerate(kinds)}
     starts = table_offsets(kinds)
 
-    def body(x: Any, weight: Any, c_obj: Any, c_pen: Any, *tables: Any) -> dict[str, Any]:
+    def body(x: Any, weight: Any, c_obj: Any, c_pen: Any, grad: Any, *tables: Any) -> dict[str, Any]:
         out = {}
         for k, (kind, kf) in enumerate(zip(kinds, kind_fns)):
             columns = tables[starts[k] : starts[k + 1] - 2]

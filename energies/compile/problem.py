@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -25,6 +25,9 @@ from ..optimize.optimizer import GoalValues, StageSpec
 from ..optimize.structure import stage_carry
 from .culling import Culler, Sorted, cullable
 from .energy import (
+    GRADIENT,
+    LEADING,
+    VALUE_ONLY,
     energy_function,
     goal_gradients_function,
     kind_function,
@@ -45,8 +48,14 @@ class Functions:
     # interval rule), traced when culling first sorts goals of that structure
     bounds_fns: dict[tuple[int, bool], adcore.Fn | None] = field(default_factory=dict)
     warnings: list[tuple[str, str]] = field(default_factory=list)  # (kind, text) raised while tracing
+    value_only: bool = False  # whether energy_and_grad answers φ alone (VALUE_ONLY_MIN_GOALS)
     wasm_bytes: int = 0  # the length of energy_and_grad's module, once built
 
+
+# Energies of at least this many goals also answer φ alone (`energy.value_and_grad`): their module
+# is a fifth to a third larger, which costs more compile time than a small energy's cheaper trials
+# save (the registry's trios, all below it, gain nothing overall; docs/scaling.md).
+VALUE_ONLY_MIN_GOALS = 2_000
 
 ENERGY_BYTES_PER_WASM_BYTE = 40
 Listed = tuple[list[np.ndarray], tuple[float, float]]  # per kind its row list; (c_obj, c_pen) left out
@@ -92,8 +101,10 @@ class CompiledProblem:
                     check_deadline("compiling the energy")
                     kind_fns.append(kind_function(k, i))
             energy = energy_function(self.kinds, kind_fns, self.n_inputs)
+            value_only = sum(kind.n_rows for kind in self.kinds) >= VALUE_ONLY_MIN_GOALS
             found = Functions(
-                value_and_grad(energy),
+                value_and_grad(energy, self.kinds, value_only=value_only),
+                value_only=value_only,
                 kind_fns=kind_fns,
                 warnings=list(
                     dict.fromkeys(
@@ -145,6 +156,11 @@ class CompiledProblem:
         self.counts = [0] * len(self.kinds)
         self._listed = False  # whether `lists` are in the energy's memory
         self.culled = (0.0, 0.0)
+        self._valued: tuple[int, np.ndarray, bool] | None = None  # (stage, x, culled) of φ alone's last call
+        # the optimizer's `ValueOnly`: φ alone, where the energy was built to answer it
+        self.energy_alone: Callable[[np.ndarray, int, float], float] | None = (
+            self._energy_alone if found.value_only else None
+        )
         self.culler = (
             Culler(self.kinds, found.kind_fns, found.bounds_fns, time_limit)
             if culling and found.kind_fns is not None and any(map(cullable, self.kinds))
@@ -153,9 +169,9 @@ class CompiledProblem:
         self.evaluations = 0
 
     # -- tables --------------------------------------------------------------------------------------
-    # The energy's parameters: x, weight, c_obj, c_pen, then each kind's tables (`energy.table_types`),
-    # the last two of which are its row list and the list's count.
-    FIRST_TABLE = 4
+    # The energy's parameters (`energy.LEADING`): x, weight, c_obj, c_pen, grad, then each kind's tables
+    # (`energy.table_types`), the last two of which are its row list and the list's count.
+    FIRST_TABLE = len(LEADING)
 
     def _write_tables(self, c: Compiled) -> None:
         for k, kind in enumerate(self.kinds):
@@ -196,12 +212,15 @@ class CompiledProblem:
             for kind in self.kinds
         ]
 
-    def _activate(self, s: int, x: np.ndarray) -> bool:
+    def _activate(self, s: int, x: np.ndarray, sort: bool = True) -> bool:
         """List the rows of stage s, less those culled at x when culling pays (`culling.Culler`).
         Returns whether goals are culled. A point outside the box is evaluated whole the first time
         and the box kept (a line search's long trial step is followed by shorter ones, back inside);
         the second point outside in a row moves the box there. Within the box, an inner box
-        (`culling.InnerBox`) lists fewer rows."""
+        (`culling.InnerBox`) lists fewer rows. Without `sort` (φ alone at a trial point, which most
+        likely fails its test) a point outside the box is evaluated whole and changes nothing: a
+        failing bisection's trials would each sort a box about them, at the cost of several whole
+        evaluations of φ alone."""
         culler = self.culler
         if self._active_stage != s:
             self._whole = [np.flatnonzero(mask) for mask in self._in_stage(s)]
@@ -219,6 +238,8 @@ class CompiledProblem:
             if changed:
                 self._inner = self._listed_box(inner)
             culler.strays, chosen = 0, self._inner or self._box
+        elif not sort:
+            cull = False
         elif self._box is not None and culler.strays == 0:
             culler.strays, cull = 1, False
         elif not culler.box_lasts(x, self.stages[s].varying):
@@ -236,7 +257,7 @@ class CompiledProblem:
     def new_run(self) -> None:
         """The optimizer starts another run (a portfolio's next start): stages and culling's policy
         begin afresh, as on a fresh problem."""
-        self._active_stage = None
+        self._active_stage, self._valued = None, None
         if self.culler is not None:
             self.culler.new_run()
 
@@ -257,15 +278,38 @@ class CompiledProblem:
 
     # -- the PenaltyProblem protocol ---------------------------------------------------------------
     def energy_and_grad(self, x: np.ndarray, stage: int, weight: float) -> tuple[float, np.ndarray]:
-        culled = self._activate(stage, x)
+        valued, self._valued = self._valued, None
+        again = valued is not None and valued[0] == stage and bool(np.array_equal(valued[1], x))
+        if again:  # φ alone was just asked here (`energy_alone`): the same rows, so the same φ
+            assert valued is not None
+            culled = valued[2]
+            if not self._listed:
+                self._write_lists()
+        else:
+            culled = self._activate(stage, x)
         start = time.perf_counter()
         self.vg.input(0)[...] = x
-        energy = self.vg.call_raw(weight, *self.culled, *self.counts)
+        energy = self.vg.call_raw(weight, *self.culled, GRADIENT, *self.counts)
         grad = self.vg.output(1).copy()
+        if not again:
+            self.evaluations += 1
+            if self.culler is not None:
+                self.culler.moved(x)
         if self.culler is not None:
-            self.culler.observe(x, time.perf_counter() - start, culled)
-        self.evaluations += 1
+            self.culler.timed(time.perf_counter() - start, culled)
         return float(energy), grad
+
+    def _energy_alone(self, x: np.ndarray, stage: int, weight: float) -> float:
+        """φ alone at x (`energy_alone`): the number `energy_and_grad` answers there, by the energy's
+        loops without derivatives; the gradient at x, if asked next, reuses its rows."""
+        culled = self._activate(stage, x, sort=False)
+        self.vg.input(0)[...] = x
+        energy = self.vg.call_raw(weight, *self.culled, VALUE_ONLY, *self.counts)
+        if self.culler is not None:
+            self.culler.moved(x)
+        self.evaluations += 1
+        self._valued = (stage, x.copy(), culled)
+        return float(energy)
 
     def _row_values(self, x: np.ndarray, lists: Sequence[np.ndarray]) -> list[np.ndarray]:
         """Per kind, the values at x of the rows `lists[k]` (ascending), in that order: one
@@ -274,7 +318,7 @@ class CompiledProblem:
         self._listed = False
         counts = [self._list_rows(self.vg, k, rows) for k, rows in enumerate(lists)]
         self.vg.input(0)[...] = x
-        self.vg.call_raw(0.0, 0.0, 0.0, *counts)
+        self.vg.call_raw(0.0, 0.0, 0.0, GRADIENT, *counts)
         return [self.vg.output(2 + k)[: len(rows)] for k, rows in enumerate(lists)]
 
     def raw_goal_values(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -316,7 +360,7 @@ class CompiledProblem:
         self._write_tables(c)
         counts = self._list_all(c)
         c.input(0)[...] = x
-        c.call_raw(0.0, 0.0, 0.0, *counts)
+        c.call_raw(0.0, 0.0, 0.0, GRADIENT, *counts)
         jac = {
             "objective": np.zeros((len(self.objectives), self.n_inputs)),
             "constraint": np.zeros((len(self.constraints), self.n_inputs)),

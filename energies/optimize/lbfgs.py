@@ -92,9 +92,20 @@ class DecrementTracker:
     With ``decrements=False`` (a driver that computes the decrement itself: Penrose's) ``accept``
     returns NaN and the points are not copied for it."""
 
-    def __init__(self, fun: Energy, trial_fun: Energy | None = None, *, decrements: bool = True) -> None:
+    def __init__(
+        self,
+        fun: Energy,
+        trial_fun: Energy | None = None,
+        value_fun: Callable[[np.ndarray], float] | None = None,
+        *,
+        decrements: bool = True,
+    ) -> None:
         self._fun = fun
         self._trial_fun = trial_fun or fun
+        self._value_fun = value_fun
+        # `value` for drivers when the energy offers φ alone (None: it does not)
+        self.value: Callable[[np.ndarray], float] | None = self._value if value_fun else None
+        self._valued: np.ndarray | None = None  # the trial point `value` was last asked about
         self.decrements = decrements
         self.evaluations = 0
         self.iterations = 0
@@ -118,7 +129,9 @@ class DecrementTracker:
         """φ and its gradient at x; a ``trial`` point (one a line search may reject) goes to
         ``trial_fun``, which may answer a non-finite value as (inf, NaN gradient) instead of raising."""
         f, g = self._trial_fun(x) if trial else self._fun(x)
-        self.evaluations += 1
+        if x is not self._valued:  # a point's φ and then its gradient: one evaluation
+            self.evaluations += 1
+        self._valued = None
         if self._iterate_x is None:  # the starting point
             self._iterate_x, self._iterate_g, self.iterate_energy = x.copy(), g, f
             self.start_energy = f
@@ -128,6 +141,14 @@ class DecrementTracker:
             self._first_trial = x.copy()
         self.last_x, self.last_f, self.last_g = x, f, g
         return f, g
+
+    def _value(self, x: np.ndarray) -> float:
+        """φ alone at a line search's trial point x (non-finite: inf); counts as x's evaluation,
+        whether or not `evaluate(x, trial=True)` follows for its gradient."""
+        assert self._value_fun is not None
+        self.evaluations += 1
+        self._valued = x
+        return self._value_fun(x)
 
     def accept(self) -> float:
         assert self._iterate_g is not None and self._iterate_x is not None and self.last_g is not None
@@ -193,18 +214,22 @@ def run_round(
     report: Callable[[int, float], None],
     evaluation_budget: float = np.inf,
     trial_fun: Energy | None = None,
+    value_fun: Callable[[np.ndarray], float] | None = None,
     penrose_test: bool = True,
     stop: Callable[[int, float, np.ndarray], bool] | None = None,
 ) -> RoundOutcome:
     """L-BFGS on ``fun`` from ``x0`` until Penrose's test or a bound ends the round (module docstring).
     ``trial_fun`` evaluates a line search's trial points for drivers that back off from non-finite
-    ones (``"penrose"``); it defaults to ``fun``. Without ``penrose_test`` only the driver's own
-    tests (L-BFGS-B's ``factr``, ``pgtol``) or a bound end the round. ``stop(iterations, φ, x)``,
-    if given, is asked at each accepted iterate and ends the round as ``"stalled"`` when it answers
-    True (the caller's own stall test: the feasibility finish's, :mod:`energies.optimize.optimizer`)."""
+    ones (``"penrose"``); it defaults to ``fun``. ``value_fun``, if given, answers φ alone at a
+    trial point (the same number, non-finite as inf), for drivers that test a trial before asking
+    its gradient (``"penrose"``, which passes the same array to both). Without ``penrose_test`` only
+    the driver's own tests (L-BFGS-B's ``factr``, ``pgtol``) or a bound end the round.
+    ``stop(iterations, φ, x)``, if given, is asked at each accepted iterate and ends the round as
+    ``"stalled"`` when it answers True (the caller's own stall test: the feasibility finish's,
+    :mod:`energies.optimize.optimizer`)."""
     # Penrose's driver computes its decrement gᵀr itself: the tracker's copy of it would cost three
     # vector operations per iteration.
-    tracker = DecrementTracker(fun, trial_fun, decrements=driver is not drive_penrose)
+    tracker = DecrementTracker(fun, trial_fun, value_fun, decrements=driver is not drive_penrose)
     reason: list[RoundReason] = ["converged"]
     stopped_by_us = [False]
     # Energies at accepted iterations, the last STALL_WINDOW + 1 of them (ring buffer, by iteration).

@@ -56,6 +56,44 @@ def test_line_search_takes_its_last_step_when_every_trial_fails() -> None:
     np.testing.assert_array_equal(x, -t * r)
 
 
+class _Values:
+    """φ alone, counted: the value a line search may test a trial on before asking its gradient."""
+
+    def __init__(self, fun):  # type: ignore[no-untyped-def]
+        self.fun, self.points = fun, []
+
+    def __call__(self, x: np.ndarray) -> float:
+        self.points.append(x.copy())
+        f, _ = self.fun(x)
+        return f if np.isfinite(f) else float("inf")
+
+
+@pytest.mark.parametrize("cautious", [True, False])
+def test_trials_likely_to_fail_are_tested_on_the_energy_alone(cautious: bool) -> None:
+    # f = x² from x0 = 1 along r = 8 (slope -16): t = 1, 1/2, 1/4 land on x = -7, -3, -1 and fail
+    # Armijo (φ = 49, 9, 1 against 1 - 0.016 t); t = 1/8 lands on the minimum 0. After each failure
+    # the quadratic through f0, the slope and that trial (curvature 64, this f exactly) predicts
+    # failure at t = 1/2 and 1/4 (64 t > 0.999 * 16) and success at 1/8. A cautious search tests
+    # every trial on φ alone; otherwise x = -7 is evaluated whole, the predicted failures on φ
+    # alone, the predicted success whole. Either way the step is the one the plain search takes.
+    f, value = _Counting(_square), _Values(_square)
+    x, t, fx, gx = line_search(f, np.array([1.0]), np.array([8.0]), 1.0, -16.0, value, cautious=cautious)
+    assert t == 0.125 and x[0] == 0.0 and fx == 0.0 and gx is not None
+    plain = line_search(_square, np.array([1.0]), np.array([8.0]), 1.0, -16.0)
+    assert plain.t == t and plain.x[0] == x[0]
+    assert [p[0] for p in f.points] == ([0.0] if cautious else [-7.0, 0.0])
+    assert [p[0] for p in value.points] == ([-7.0, -3.0, -1.0, 0.0] if cautious else [-3.0, -1.0])
+
+
+def test_a_search_that_fails_every_trial_asks_no_gradient_after_the_first() -> None:
+    f = _Counting(lambda x: (float("inf"), np.zeros_like(x)))
+    value = _Values(f.fun)
+    r = np.array([4096.0, -2048.0])
+    x, t, fx, gx = line_search(f, np.zeros(2), r, 0.0, -float(r @ r), value)
+    assert len(f.points) == 1 and len(value.points) == MAX_STEPS  # as many trials as before
+    assert fx is None and t == 2.0 ** -(MAX_STEPS + 1)
+
+
 def _drive(fun, x0: np.ndarray, tol: float) -> tuple[np.ndarray, DecrementTracker, list[float]]:  # type: ignore[no-untyped-def]
     tracker = DecrementTracker(fun)
     decrements: list[float] = []
@@ -196,6 +234,32 @@ def test_a_stiff_penalty_ends_where_penroses_optimizer_ends(x0: float, x: float,
     assert result.ep_rounds == 2 and result.evaluations < evaluations
     rounds = result.stages[0]
     assert rounds.status == "EPConverged" and 100 - result.x[0] > 0.01  # not the minimizer 100
+
+
+class ValuedStiffCap(StiffCap):
+    """StiffCap offering φ alone (the optimizer's `ValueOnly`), counting each kind of evaluation."""
+
+    def __init__(self) -> None:
+        self.gradients = self.values = 0
+
+    def energy_and_grad(self, x: np.ndarray, stage: int, weight: float) -> tuple[float, np.ndarray]:
+        self.gradients += 1
+        return super().energy_and_grad(x, stage, weight)
+
+    def energy_alone(self, x: np.ndarray, stage: int, weight: float) -> float:
+        self.values += 1
+        return super().energy_and_grad(x, stage, weight)[0]
+
+
+@pytest.mark.parametrize("x0", [0.0, 150.0, 300.0])
+def test_trials_tested_on_the_energy_alone_leave_the_run_as_it_was(x0: float) -> None:
+    # StiffCap's raw-gradient first steps fail all their trials (above): with φ alone offered, the
+    # run ends at the same point after the same number of evaluations, with fewer gradients.
+    plain = optimize(StiffCap(), np.array([x0]), inner_solver="penrose")
+    problem = ValuedStiffCap()
+    valued = optimize(problem, np.array([x0]), inner_solver="penrose")
+    assert valued.x[0] == plain.x[0] and valued.evaluations == plain.evaluations
+    assert problem.values > 10 and problem.gradients < plain.evaluations - 10
 
 
 class NanHole(CappedQuadratic):
