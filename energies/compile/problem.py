@@ -219,8 +219,8 @@ class CompiledProblem:
         the second point outside in a row moves the box there. Within the box, an inner box
         (`culling.InnerBox`) lists fewer rows. Without `sort` (φ alone at a trial point, which most
         likely fails its test) a point outside the box is evaluated whole and changes nothing: a
-        failing bisection's trials would each sort a box about them, at the cost of several whole
-        evaluations of φ alone."""
+        failing bisection's trials would sort a box at every other trial, each sort costing several
+        whole evaluations of φ alone."""
         culler = self.culler
         if self._active_stage != s:
             self._whole = [np.flatnonzero(mask) for mask in self._in_stage(s)]

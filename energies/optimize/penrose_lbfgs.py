@@ -96,11 +96,11 @@ def line_search(
     not finite (the optimizer's trial energy answers inf and NaN), so the gradient, which Penrose
     also checks, is not scanned a second time at every trial.
 
-    ``value`` (φ alone, the same number as ``fun``'s, at a third to a half of its cost) tests first
-    the trials likely to fail the Armijo test, their gradient asked only if they pass: every trial
-    of a ``cautious`` search (the caller's step along the raw gradient, seldom short enough), and a
-    trial that `_likely_to_fail` after a failed one. The search takes exactly the steps it takes
-    without ``value``."""
+    ``value`` (φ alone, the same number as ``fun``'s, at a third to three fifths of its cost) tests
+    first the trials likely to fail the Armijo test, their gradient asked only if they pass: every
+    trial of a ``cautious`` search (the caller's step along the raw gradient, seldom short enough),
+    and a later trial that `_likely_to_fail` by the last failed one. The search takes the steps it
+    takes on the same numbers without ``value``."""
     lo, hi, t = 0.0, np.inf, 1.0
     failed: tuple[float, float] | None = None  # the last trial that failed Armijo: (t, φ)
     for _ in range(MAX_STEPS + 1):
