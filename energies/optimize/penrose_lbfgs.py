@@ -99,14 +99,14 @@ def line_search(
     ``value`` (φ alone, the same number as ``fun``'s, at a third to three fifths of its cost) tests
     first the trials likely to fail the Armijo test, their gradient asked only if they pass: every
     trial of a ``cautious`` search (the caller's step along the raw gradient, seldom short enough),
-    and a later trial that `_likely_to_fail` by the last failed one. The search takes the steps it
+    and a later trial that `likely_to_fail` by the last failed one. The search takes the steps it
     takes on the same numbers without ``value``."""
     lo, hi, t = 0.0, np.inf, 1.0
     failed: tuple[float, float] | None = None  # the last trial that failed Armijo: (t, φ)
     for _ in range(MAX_STEPS + 1):
         x = x0 - t * r
         bound = f0 + ARMIJO * t * slope
-        likely = cautious or (failed is not None and _likely_to_fail(f0, slope, failed, t))
+        likely = cautious or (failed is not None and likely_to_fail(f0, slope, failed, t))
         f, g = (value(x), None) if likely and value is not None else fun(x)
         if g is None and _finite(x, f) and f <= bound:
             f, g = fun(x)  # passed on φ alone: its gradient, for the curvature test and the next step
@@ -123,7 +123,7 @@ def line_search(
     return Step(x0 - t * r, t)
 
 
-def _likely_to_fail(f0: float, slope: float, failed: tuple[float, float], t: float) -> bool:
+def likely_to_fail(f0: float, slope: float, failed: tuple[float, float], t: float) -> bool:
     """Whether the quadratic through φ(0) = f0, φ'(0) = slope and a failed trial (t_f, φ_f) fails the
     Armijo test at t: with curvature a = (φ_f - f0 - slope t_f) / t_f², f0 + slope t + a t² exceeds
     f0 + ARMIJO slope t when a t > -(1 - ARMIJO) slope. A failed trial's successor fails about half
