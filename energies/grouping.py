@@ -11,14 +11,18 @@ import numpy as np
 DIGIT_BITS = 16
 
 
+def _radix_keys(keys: np.ndarray) -> bool:
+    """Whether `keys` go through the radix passes: a non-empty 1-D array of non-negative integers."""
+    return keys.ndim == 1 and keys.dtype.kind in "iu" and len(keys) > 0 and keys.min() >= 0
+
+
 def stable_argsort(keys: np.ndarray) -> np.ndarray:
     """`np.argsort(keys, kind="stable")`, the same permutation, for 1-D integer keys: non-negative
     keys wider than 16 bits by least-significant-digit radix passes over 16-bit digits (each pass a
     stable sort of the order so far by the next digit, so ties keep their first order), others by
     numpy's."""
     keys = np.asarray(keys)
-    small = keys.dtype.itemsize * 8 <= DIGIT_BITS
-    if keys.ndim != 1 or keys.dtype.kind not in "iu" or small or not len(keys) or keys.min() < 0:
+    if keys.dtype.itemsize * 8 <= DIGIT_BITS or not _radix_keys(keys):
         return np.argsort(keys, kind="stable")
     top = int(keys.max())
 
@@ -38,7 +42,7 @@ def unique_index_inverse(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.n
     arrays, for 1-D keys: non-negative integers through `stable_argsort` (a stable order makes each
     distinct key's first position its first appearance, as numpy's), others by numpy's."""
     keys = np.asarray(keys)
-    if keys.ndim != 1 or keys.dtype.kind not in "iu" or not len(keys) or keys.min() < 0:
+    if not _radix_keys(keys):
         values, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
         return values, first, inverse.reshape(-1)
     order = stable_argsort(keys)

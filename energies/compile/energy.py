@@ -139,7 +139,8 @@ def value_and_grad(energy: adcore.Fn, kinds: Sequence[GoalKind], *, value_only: 
     """energy_and_grad(x, weight, c_obj, c_pen, grad, tables...): with grad = GRADIENT the energy,
     its gradient with respect to x and the goal values; with VALUE_ONLY (if `value_only`; without
     it the mode is ignored) the energy alone, by the energy's own loops, which compute no derivative
-    (a third to three fifths of the cost, for the line-search trials likely to fail).
+    (at a fraction of the cost, measured in docs/scaling.md, for the line-search trials likely to
+    fail).
 
     One function serves both modes so that they read the same tables in one memory: `grad` scales
     every kind's row count, so the loops of the other mode run zero times. Either mode gives the same

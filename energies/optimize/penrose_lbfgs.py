@@ -96,7 +96,7 @@ def line_search(
     not finite (the optimizer's trial energy answers inf and NaN), so the gradient, which Penrose
     also checks, is not scanned a second time at every trial.
 
-    ``value`` (φ alone, the same number as ``fun``'s, at a third to three fifths of its cost) tests
+    ``value`` (φ alone, the same number as ``fun``'s, at a fraction of its cost: docs/scaling.md) tests
     first the trials likely to fail the Armijo test, their gradient asked only if they pass: every
     trial of a ``cautious`` search (the caller's step along the raw gradient, seldom short enough),
     and a later trial that `likely_to_fail` by the last failed one. The search takes the steps it
@@ -107,11 +107,16 @@ def line_search(
         x = x0 - t * r
         bound = f0 + ARMIJO * t * slope
         likely = cautious or (failed is not None and likely_to_fail(f0, slope, failed, t))
-        f, g = (value(x), None) if likely and value is not None else fun(x)
-        if g is None and _finite(x, f) and f <= bound:
-            f, g = fun(x)  # passed on φ alone: its gradient, for the curvature test and the next step
-        if g is None or not (_finite(x, f) and f <= bound):
-            hi, failed = t, (t, f if _finite(x, f) else math.inf)
+        g: np.ndarray | None = None
+        if likely and value is not None:
+            f = value(x)
+            if _finite(x, f) and f <= bound:
+                f, g = fun(x)  # passed on φ alone: its gradient, for the curvature test and the next step
+        else:
+            f, g = fun(x)
+        finite = _finite(x, f)
+        if g is None or not (finite and f <= bound):
+            hi, failed = t, (t, f if finite else math.inf)
         elif -float(r @ g) < WOLFE * slope:
             lo = t
         else:
