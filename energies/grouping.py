@@ -9,6 +9,9 @@ import numpy as np
 # numpy's stable sort is a radix sort for integers of at most 16 bits (linear, and several times
 # faster than the timsort it uses for wider ones): wider keys are sorted by 16-bit digits.
 DIGIT_BITS = 16
+# Keys below this many times their count (codes numbering values, as matches' and goals' are) are
+# grouped through a table indexed by key: linear, without a sort.
+DENSE_FACTOR = 4
 
 
 def _radix_keys(keys: np.ndarray) -> bool:
@@ -45,6 +48,14 @@ def unique_index_inverse(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.n
     if not _radix_keys(keys):
         values, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
         return values, first, inverse.reshape(-1)
+    top = int(keys.max())
+    if top < DENSE_FACTOR * len(keys):  # codes of a few distinct values: one table entry per value
+        first_at = np.full(top + 1, len(keys), np.intp)
+        np.minimum.at(first_at, keys, np.arange(len(keys)))
+        values = np.flatnonzero(first_at < len(keys))
+        number = np.empty(top + 1, np.intp)
+        number[values] = np.arange(len(values))
+        return values.astype(keys.dtype), first_at[values], number[keys]
     order = stable_argsort(keys)
     ordered = keys[order]
     new = np.empty(len(keys), bool)

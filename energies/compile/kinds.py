@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from functools import cache
 from itertools import chain
 from typing import Any, Literal
 
@@ -43,6 +44,7 @@ class TracedShape:
     name: str = ""
 
 
+@cache  # imported late (the library imports this module), once: it is asked once per shape
 def geometric_props() -> dict[str, tuple[str, ...]]:
     from ..library.geometry import GEOMETRIC_PROPS
 

@@ -93,7 +93,13 @@ took (at least ``FINISH_MIN_EVALUATIONS``). Rules, and why:
   over the last ``FINISH_STALL_WINDOW`` iterations while the violation is not yet halved. Such a
   round is undone as one cut by its budget would be (constraints that contradict each other hold
   the violation), so ending it early saves the evaluations and keeps the layout.
-- A stage whose constraints Penrose's rounds satisfy is not touched. The finish is deterministic.
+- A last stage without objectives is finished further: its φ is the penalty alone, and its rounds
+  go on while φ is ``EP_STOP`` or more, the bar under which the portfolio calls such a layout
+  optimal (:mod:`energies.optimize.portfolio`). Its constraints may all be within the tolerance
+  while a few overlap by 1e-4 px, which reports φ above the bar at λ = 1e5: a finish round or two
+  (tens of evaluations) takes them to 0, where another start would cost a whole layout.
+- A stage whose constraints Penrose's rounds satisfy (and, without objectives, whose φ is below
+  ``EP_STOP``) is not touched. The finish is deterministic.
 
 Guards against runs Penrose would not make (ours; a stage that converges as Penrose's does never
 meets them). Each cuts its stage short, says so in the stage's status, and the next stage runs
@@ -513,14 +519,23 @@ def _run_stage(problem: PenaltyProblem, x: np.ndarray, s: int, budget: _Budget) 
     finish_rounds = 0
     if status == "EPConverged" and budget.finish:
         end = evaluations + max(FINISH_MIN_EVALUATIONS, evaluations)
-        violation = _movable_violation(problem, x, stage)
-        if violation > SATISFIED_TOLERANCE:
+        # A last stage without objectives is finished only when its φ, the penalty alone, is below
+        # EP_STOP, the bar at which the portfolio calls a layout optimal (module docstring).
+        polish = s == len(problem.stages) - 1 and not stage.objectives.any()
+        movable = _movable_values(problem, x, stage)
+        violation = _largest_of(movable)
+
+        def unfinished() -> bool:
+            return violation > SATISFIED_TOLERANCE or (polish and weight * _penalty(movable) >= EP_STOP)
+
+        if unfinished():
             load_finish_solver()
-        while finish_rounds < FINISH_ROUNDS and evaluations < end and violation > SATISFIED_TOLERANCE:
+        while finish_rounds < FINISH_ROUNDS and evaluations < end and unfinished():
             kept = (x.copy(), weight, outcome)
             weight *= WEIGHT_GROWTH_FACTOR
             outcome = next_round(end - evaluations, finish=violation)
-            now = _movable_violation(problem, x, stage)
+            movable = _movable_values(problem, x, stage)
+            now = _largest_of(movable)
             # A round is kept only if it lowered φ at its weight (Penrose's line search takes its
             # last trial step even when no step descends, which at a kink of max(c, 0)² under a
             # large λ can jump far) and at least halved the violation (a quadratic penalty's falls
@@ -557,15 +572,23 @@ def _penalty(values: np.ndarray) -> float:
 
 def _largest(values: np.ndarray, active: np.ndarray) -> float:
     """The largest of the active values, or 0 (also when all are below 0 or none is active)."""
-    return max(0.0, float(np.max(values[active]))) if active.any() else 0.0
+    return _largest_of(values[active])
+
+
+def _movable_values(problem: PenaltyProblem, x: np.ndarray, stage: StageSpec) -> np.ndarray:
+    """The values of the active constraints that the stage's inputs can change."""
+    active = stage.constraints if stage.fixed is None else stage.constraints & ~stage.fixed
+    return constraint_values(problem, x, active) if active.any() else np.zeros(0)
+
+
+def _largest_of(values: np.ndarray) -> float:
+    """The largest of `values`, or 0 (also when all are below 0 or there are none)."""
+    return max(0.0, float(np.max(values))) if values.size else 0.0
 
 
 def _movable_violation(problem: PenaltyProblem, x: np.ndarray, stage: StageSpec) -> float:
     """The largest value of an active constraint that the stage's inputs can change (0 if none)."""
-    active = stage.constraints if stage.fixed is None else stage.constraints & ~stage.fixed
-    if not active.any():
-        return 0.0
-    return max(0.0, float(np.max(constraint_values(problem, x, active))))
+    return _largest_of(_movable_values(problem, x, stage))
 
 
 @functools.cache

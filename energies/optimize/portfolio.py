@@ -51,8 +51,9 @@ What bounds the work, all deterministic unless a time budget cuts in:
   the registry keeps allow;
 - optimality: when the last stage has no objectives, the energy is the penalty alone and no layout
   can report less than 0; one that satisfies every constraint and reports less than the optimizer's
-  own ``EP_STOP`` at start 0's weight is as good as any, and the portfolio stops. A residual the
-  tolerance calls satisfied can still report more at that weight, and a further start may reach 0;
+  own ``EP_STOP`` at start 0's weight is as good as any, and the portfolio stops. The optimizer's
+  feasibility finish aims at that bar in such a stage; where its rounds cannot reach it (a round
+  that does not halve the violation is undone), a further start may reach 0;
 - agreement: once ``AGREEING`` starts end with every constraint satisfied at the same best energy
   (within ``AGREEMENT``), more starts are unlikely to find better, and the portfolio stops;
 - settled: once the best layout satisfies every constraint, ``SETTLING`` starts reached it, and the

@@ -264,9 +264,10 @@ def evaluate_in_bulk(ev: Evaluator, plan: BlockPlan, roles: LocalRoles, order: n
         first = _evaluate_template(ev, plan, roles, holes, int(order[0]))
         _evaluate_in_reading_order(ev, holes, order)
         values = _column_values(ev, holes)
+        memo: dict[int, Any] = {}  # columns share objects (x.icon and y.icon of all pairs); values holds them
         codes = np.stack(
             [
-                np.array([signature(v, props_of)[0] for v in vs], np.int64)[i]
+                np.array([signature(v, props_of, memo)[0] for v in vs], np.int64)[i]
                 for vs, i in zip(values, holes.index)
             ],
             axis=1,

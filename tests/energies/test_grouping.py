@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from energies.grouping import stable_argsort, unique_index_inverse
+from energies.grouping import DENSE_FACTOR, stable_argsort, unique_index_inverse
 
 DTYPES = [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64]
 
@@ -63,3 +63,13 @@ def test_unique_of_many_wide_keys_with_ties(dtype):
     keys = rng.choice(rng.integers(0, 2**31, 500, dtype=dtype), 20_000)
     for a, b in zip(unique_index_inverse(keys), numpys_unique(keys), strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("top", [1, 499, 20_000 * DENSE_FACTOR - 1, 20_000 * DENSE_FACTOR])
+def test_unique_of_many_codes_below_and_above_the_dense_bound(top):
+    # Codes of few values go through a table indexed by key, wider ones through the sort.
+    rng = np.random.default_rng(top)
+    keys = rng.choice(np.r_[rng.integers(0, top, 300), top], 20_000).astype(np.int64)
+    for a, b in zip(unique_index_inverse(keys), numpys_unique(keys), strict=True):
+        np.testing.assert_array_equal(a, b)
+        assert a.dtype == b.dtype

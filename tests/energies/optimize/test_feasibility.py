@@ -19,7 +19,7 @@ from energies.diagram_build import build_diagram
 from energies.optimize.lbfgs import drive_setulb, run_round
 from energies.optimize.optimizer import EP_STOP, SATISFIED_TOLERANCE, optimize
 from service.pipeline import render_trio
-from tests.energies.optimize.test_optimize import NumpyProblem
+from tests.energies.optimize.test_optimize import NumpyProblem, stage
 
 # s(x - a)² with the steep bound k(x - 1) <= 0. Penrose's exterior-point test compares the rounds'
 # points: between λ = 1e4 and 1e5 the point moves 0.9·s(a - 1)/(1e4 k²) = 5e-4 < EP_STOP, so Penrose
@@ -75,6 +75,51 @@ def test_finish_keeps_penrose_layout_when_rounds_cannot_help() -> None:
     assert finished.stages[0].finish_rounds == 0
     assert finished.x.tobytes() == plain.x.tobytes() and finished.energy == plain.energy
     assert finished.evaluations > plain.evaluations  # the round was tried, then undone
+
+
+def chain(n: int, objectives: list | None = None, stages: list | None = None) -> NumpyProblem:
+    """x0 >= 0, x_(i+1) >= x_i + 1, x_(n-1) <= n - 1: the one feasible point is x_i = i, a jam
+    (as packed circles are), so the penalty's minimum is 0 there and only there."""
+
+    def linear(name: str, a: list[float], b: float) -> tuple:
+        row = np.array(a)
+        return (name, lambda x: float(row @ x + b), lambda x: row.copy())
+
+    def unit(i: int, sign: float = 1.0) -> list[float]:
+        return [sign if k == i else 0.0 for k in range(n)]
+
+    constraints = [linear("greaterThan(x0, 0)", unit(0, -1.0), 0.0)]
+    for i in range(n - 1):
+        constraints.append(
+            linear(f"lessThan(x{i} + 1, x{i + 1})", list(np.add(unit(i), unit(i + 1, -1.0))), 1.0)
+        )
+    constraints.append(linear(f"lessThan(x{n - 1}, {n - 1})", unit(n - 1), 1.0 - n))
+    return NumpyProblem(n, objectives or [], constraints, stages or [])
+
+
+def test_a_jammed_stage_without_objectives_is_finished_below_ep_stop() -> None:
+    # Penrose's rounds stop with every constraint within the tolerance but φ above EP_STOP (the
+    # decrement test passes once φ is about gᵀHg / 2 < 5e-3); the finish goes on to the jam's point.
+    problem = chain(3)
+    plain = optimize(problem, np.zeros(3), finish=False)
+    assert plain.n_violated == 0 and plain.energy >= EP_STOP
+    finished = optimize(problem, np.zeros(3))
+    assert finished.stages[0].finish_rounds >= 1 and finished.energy < EP_STOP
+    assert finished.x == pytest.approx([0.0, 1.0, 2.0], abs=1e-6)
+
+
+def test_the_bar_of_ep_stop_is_for_last_stages_without_objectives() -> None:
+    # With an objective (zero at the jam's point) or before another stage, Penrose's layout stays.
+    at_jam = [
+        ("equal(x1, 1)", lambda x: 1e-6 * (x[1] - 1) ** 2, lambda x: np.array([0, 2e-6 * (x[1] - 1), 0.0]))
+    ]
+    earlier = [stage("jam", 3, 1, 4, objectives=[0]), stage("after", 3, 1, 4, varying=[0, 0, 0])]
+    for problem in (chain(3, at_jam), chain(3, at_jam, earlier)):
+        plain = optimize(problem, np.zeros(3), finish=False)
+        assert plain.n_violated == 0 and plain.penalty * plain.stages[0].weight >= EP_STOP
+        finished = optimize(problem, np.zeros(3))
+        assert finished.x.tobytes() == plain.x.tobytes()
+        assert [s.finish_rounds for s in finished.stages] == [0] * len(problem.stages)
 
 
 def test_finish_round_evaluates_no_point_twice() -> None:
