@@ -264,19 +264,14 @@ def evaluate_in_bulk(ev: Evaluator, plan: BlockPlan, roles: LocalRoles, order: n
         first = _evaluate_template(ev, plan, roles, holes, int(order[0]))
         _evaluate_in_reading_order(ev, holes, order)
         values = _column_values(ev, holes)
-        memo: dict[int, Any] = {}  # columns share objects (x.icon and y.icon of all pairs); values holds them
-        codes = np.stack(
-            [
-                np.array([signature(v, props_of, memo)[0] for v in vs], np.int64)[i]
-                for vs, i in zip(values, holes.index)
-            ],
-            axis=1,
-        )
+        memo: dict[tuple[int, ...], int] = {}
+        codes = np.stack([_signature_codes(vs, memo)[i] for vs, i in zip(values, holes.index)], axis=1)
         parts = []
         rank = np.empty(len(order), np.int64)
         rank[order] = np.arange(len(order))
         for rows in runs(row_codes(codes)):
-            rows = rows[stable_argsort(rank[rows])]  # walk order
+            # walk order (the usual single partition: the walk's own)
+            rows = order if len(rows) == len(order) else rows[stable_argsort(rank[rows])]
             if rank[rows[0]] == 0:  # the partition of the first match walked: its template is made
                 template = first
             else:
@@ -295,6 +290,20 @@ def evaluate_in_bulk(ev: Evaluator, plan: BlockPlan, roles: LocalRoles, order: n
         ev.failed.intersection_update(failed_before)
         raise BulkFailed(str(e)) from None
     _record(ev, plan, holes, values, parts)
+
+
+def _signature_codes(values: list[tuple[Any, ...]], memo: dict[tuple[int, ...], int]) -> np.ndarray:
+    """Each value's signature code. Columns hold the same objects in different tuples (x.icon and
+    y.icon of all pairs): `memo` keeps codes by the identities of a tuple's objects, which the
+    columns' values keep alive."""
+    codes = np.empty(len(values), np.int64)
+    for k, v in enumerate(values):
+        key = tuple(map(id, v))
+        code = memo.get(key)
+        if code is None:
+            code = memo[key] = signature(v, props_of)[0]
+        codes[k] = code
+    return codes
 
 
 def _evaluate_in_reading_order(ev: Evaluator, holes: _Holes, order: np.ndarray) -> None:
