@@ -7,6 +7,7 @@ instances: use one per thread.
 
 from __future__ import annotations
 
+import math
 import time
 import warnings
 from collections.abc import Callable, Sequence
@@ -56,6 +57,10 @@ class Functions:
 # is a fifth to a third larger, which costs more compile time than a small energy's cheaper trials
 # save (the registry's trios, all below it, gain nothing overall; docs/scaling.md).
 VALUE_ONLY_MIN_GOALS = 2_000
+# φ alone over a prefix of the row lists first, where it bounds φ from below (`_energy_alone`): a
+# sixteenth of the rows, once at least this many are listed.
+PREFIX_SHARE = 16
+PREFIX_MIN_ROWS = 1 << 14
 
 ENERGY_BYTES_PER_WASM_BYTE = 40
 Listed = tuple[list[np.ndarray], tuple[float, float]]  # per kind its row list; (c_obj, c_pen) left out
@@ -145,6 +150,7 @@ class CompiledProblem:
         self.wasm_seconds = time.perf_counter() - t1
         carry = stage_carry(diagram)  # keeps a large structured diagram's objects together
         self.stages = [replace(self._stage(name), carry=carry) for name in diagram.stages]
+        self._penalties_only = [not stage.objectives.any() for stage in self.stages]
         self._active_stage: int | None = None
         # the rows each kind lists: the current stage's (`_whole`), or those left in at the culler's
         # box (`_box`: the lists and (c_obj, c_pen), what the goals left out contribute)
@@ -158,7 +164,7 @@ class CompiledProblem:
         self.culled = (0.0, 0.0)
         self._valued: tuple[int, np.ndarray, bool] | None = None  # (stage, x, culled) of φ alone's last call
         # the optimizer's `ValueOnly`: φ alone, where the energy was built to answer it
-        self.energy_alone: Callable[[np.ndarray, int, float], float] | None = (
+        self.energy_alone: Callable[[np.ndarray, int, float, float], float] | None = (
             self._energy_alone if found.value_only else None
         )
         self.culler = (
@@ -299,12 +305,22 @@ class CompiledProblem:
             self.culler.timed(time.perf_counter() - start, culled)
         return float(energy), grad
 
-    def _energy_alone(self, x: np.ndarray, stage: int, weight: float) -> float:
+    def _energy_alone(self, x: np.ndarray, stage: int, weight: float, above: float = math.inf) -> float:
         """φ alone at x (`energy_alone`): the number `energy_and_grad` answers there, by the energy's
-        loops without derivatives; the gradient at x, if asked next, reuses its rows."""
+        loops without derivatives; the gradient at x, if asked next, reuses its rows. In a stage
+        without objectives every term, and every culled constant, is a penalty λ max(c, 0)² >= 0,
+        so φ over the first `PREFIX_SHARE`-th of each row list (the loops sum rows in list order:
+        a partial sum of the same sequence) is a lower bound of φ; where it already exceeds `above`
+        it is the answer (the optimizer's `ValueOnly`), at that share of the cost. A long trial step
+        of a packed layout fails its test by far."""
         culled = self._activate(stage, x, sort=False)
         self.vg.input(0)[...] = x
-        energy = self.vg.call_raw(weight, *self.culled, VALUE_ONLY, *self.counts)
+        energy = math.nan
+        if above < math.inf and self._penalties_only[stage] and sum(self.counts) >= PREFIX_MIN_ROWS:
+            prefix = [-(-count // PREFIX_SHARE) for count in self.counts]
+            energy = self.vg.call_raw(weight, *self.culled, VALUE_ONLY, *prefix)
+        if not energy > above:  # (NaN too)
+            energy = self.vg.call_raw(weight, *self.culled, VALUE_ONLY, *self.counts)
         if self.culler is not None:
             self.culler.moved(x)
         self.evaluations += 1

@@ -56,7 +56,7 @@ from typing import Literal
 
 import numpy as np
 
-from energies.optimize.penrose_lbfgs import Energy, drive_penrose
+from energies.optimize.penrose_lbfgs import Energy, ValueAbove, drive_penrose
 from energies.optimize.scipy_lbfgsb import FG, NEW_X, LbfgsbCore
 
 UO_STOP = 1e-2
@@ -96,7 +96,7 @@ class DecrementTracker:
         self,
         fun: Energy,
         trial_fun: Energy | None = None,
-        value_fun: Callable[[np.ndarray], float] | None = None,
+        value_fun: ValueAbove | None = None,
         *,
         decrements: bool = True,
     ) -> None:
@@ -104,7 +104,7 @@ class DecrementTracker:
         self._trial_fun = trial_fun or fun
         self._value_fun = value_fun
         # `value` for drivers when the energy offers φ alone (None: it does not)
-        self.value: Callable[[np.ndarray], float] | None = self._value if value_fun else None
+        self.value: ValueAbove | None = self._value if value_fun else None
         self._valued: np.ndarray | None = None  # the trial point `value` was last asked about
         self.decrements = decrements
         self.evaluations = 0
@@ -142,13 +142,13 @@ class DecrementTracker:
         self.last_x, self.last_f, self.last_g = x, f, g
         return f, g
 
-    def _value(self, x: np.ndarray) -> float:
-        """φ alone at a line search's trial point x (non-finite: inf); counts as x's evaluation,
-        whether or not `evaluate(x, trial=True)` follows for its gradient."""
+    def _value(self, x: np.ndarray, above: float) -> float:
+        """φ alone at a line search's trial point x (non-finite: inf; `ValueAbove`); counts as x's
+        evaluation, whether or not `evaluate(x, trial=True)` follows for its gradient."""
         assert self._value_fun is not None
         self.evaluations += 1
         self._valued = x
-        return self._value_fun(x)
+        return self._value_fun(x, above)
 
     def accept(self) -> float:
         assert self._iterate_g is not None and self._iterate_x is not None and self.last_g is not None
@@ -214,7 +214,7 @@ def run_round(
     report: Callable[[int, float], None],
     evaluation_budget: float = np.inf,
     trial_fun: Energy | None = None,
-    value_fun: Callable[[np.ndarray], float] | None = None,
+    value_fun: ValueAbove | None = None,
     penrose_test: bool = True,
     stop: Callable[[int, float, np.ndarray], bool] | None = None,
 ) -> RoundOutcome:

@@ -63,11 +63,13 @@ The problem is supplied by the energy compiler through the small :class:`Penalty
 - optionally ``new_run()`` (:class:`FreshRuns`): called as each run of ``optimize`` begins, for a
   problem that adapts to the points it is asked about (culling's policy) and must not carry one
   start's steps into the next.
-- optionally ``energy_alone(x, stage, weight)`` (:class:`ValueOnly`; None where it would not pay):
-  φ alone, the very number ``energy_and_grad`` answers there, at less cost. Line searches use it
-  for trial points likely to fail their sufficient-decrease test
-  (:mod:`energies.optimize.penrose_lbfgs`); the gradient is then asked at the same point only when
-  the test passes. It counts as the point's evaluation.
+- optionally ``energy_alone(x, stage, weight, above)`` (:class:`ValueOnly`; None where it would
+  not pay): φ alone, the very number ``energy_and_grad`` answers there, at less cost, except that
+  where φ exceeds ``above`` it may answer a smaller number that still exceeds it
+  (``penrose_lbfgs.ValueAbove``). Line searches use it for trial points likely to fail their
+  sufficient-decrease test, ``above`` their Armijo bound (:mod:`energies.optimize.penrose_lbfgs`);
+  the gradient is then asked at the same point only when the test passes. It counts as the
+  point's evaluation.
 
 ``optimize(problem, x0, max_iters=, time_limit=, on_progress=, stage_evaluations=)`` returns
 :class:`OptimizeResult`. Iterations (L-BFGS-B iterations, summed over rounds and stages) and wall
@@ -219,7 +221,7 @@ class FreshRuns(Protocol):
 
 @runtime_checkable
 class ValueOnly(Protocol):
-    energy_alone: Callable[[np.ndarray, int, float], float] | None
+    energy_alone: Callable[[np.ndarray, int, float, float], float] | None
 
 
 def constraint_values(problem: PenaltyProblem, x: np.ndarray, which: np.ndarray) -> np.ndarray:
@@ -439,13 +441,14 @@ def _run_stage(problem: PenaltyProblem, x: np.ndarray, s: int, budget: _Budget) 
 
     alone = problem.energy_alone if isinstance(problem, ValueOnly) else None
 
-    def value_of_varying(xv: np.ndarray) -> float:
-        """φ alone at a line search's trial point (non-finite: inf, as energy_of_varying answers)."""
+    def value_of_varying(xv: np.ndarray, above: float) -> float:
+        """φ alone at a line search's trial point (non-finite: inf, as energy_of_varying answers;
+        above `above`, possibly a partial sum: `ValueOnly`)."""
         assert alone is not None
         point = xv if all_vary else x.copy()
         if not all_vary:
             point[stage.varying] = xv
-        f = alone(point, s, weight)
+        f = alone(point, s, weight, above)
         return float(f) if math.isfinite(f) else math.inf
 
     def report(round_iters: int, f: float) -> None:

@@ -59,9 +59,15 @@ EPSD = 1e-11  # keeps denominators away from zero
 Energy = Callable[[np.ndarray], tuple[float, np.ndarray]]
 
 
+# φ alone at a trial point x, given the bound its test compares it with: φ(x) exactly, except that
+# where φ(x) exceeds `above` it may answer any number between `above` and φ(x) (a partial sum of
+# terms that cannot be negative, which settles a failed test at a part of the cost).
+ValueAbove = Callable[[np.ndarray, float], float]
+
+
 class Tracker(Protocol):
     iterate_energy: float
-    value: Callable[[np.ndarray], float] | None  # φ alone at a trial point, where the energy offers it
+    value: ValueAbove | None  # φ alone at a trial point, where the energy offers it
 
     def evaluate(self, x: np.ndarray, trial: bool = False) -> tuple[float, np.ndarray]: ...
 
@@ -88,7 +94,7 @@ def line_search(
     r: np.ndarray,
     f0: float,
     slope: float,
-    value: Callable[[np.ndarray], float] | None = None,
+    value: ValueAbove | None = None,
     cautious: bool = False,
 ) -> Step:
     """The step Penrose's line search picks along -r (see module doc); ``slope`` = -rᵀg at x0, the
@@ -99,8 +105,10 @@ def line_search(
     ``value`` (φ alone, the same number as ``fun``'s, at a fraction of its cost: docs/scaling.md) tests
     first the trials likely to fail the Armijo test, their gradient asked only if they pass: every
     trial of a ``cautious`` search (the caller's step along the raw gradient, seldom short enough),
-    and a later trial that `likely_to_fail` by the last failed one. The search takes the steps it
-    takes on the same numbers without ``value``."""
+    and a later trial that `likely_to_fail` by the last failed one. ``value`` is given the Armijo
+    bound and may answer a smaller number above it where φ exceeds it (`ValueAbove`): the test
+    fails either way, and the failed trial's quadratic is then flatter, flagging fewer trials. The
+    search takes the steps it takes on the same numbers without ``value``."""
     lo, hi, t = 0.0, np.inf, 1.0
     failed: tuple[float, float] | None = None  # the last trial that failed Armijo: (t, φ)
     for _ in range(MAX_STEPS + 1):
@@ -109,7 +117,7 @@ def line_search(
         likely = cautious or (failed is not None and likely_to_fail(f0, slope, failed, t))
         g: np.ndarray | None = None
         if likely and value is not None:
-            f = value(x)
+            f = value(x, bound)
             if _finite(x, f) and f <= bound:
                 f, g = fun(x)  # passed on φ alone: its gradient, for the curvature test and the next step
         else:

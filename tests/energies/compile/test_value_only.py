@@ -8,6 +8,7 @@ points far from the initial state.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -30,9 +31,9 @@ def every_energy_answers_alone(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(problem_mod, "VALUE_ONLY_MIN_GOALS", 0)
 
 
-def _alone(problem: CompiledProblem, p: np.ndarray, s: int, weight: float) -> float:
+def _alone(problem: CompiledProblem, p: np.ndarray, s: int, weight: float, above: float = math.inf) -> float:
     assert problem.energy_alone is not None
-    return problem.energy_alone(p, s, weight)
+    return problem.energy_alone(p, s, weight, above)
 
 
 def _same_bits(problem: CompiledProblem, p: np.ndarray, s: int, weight: float) -> None:
@@ -116,3 +117,45 @@ def test_small_energies_do_not_answer_alone(monkeypatch: pytest.MonkeyPatch) -> 
     assert CompiledProblem(d, cache=None, culling=False).energy_alone is None
     monkeypatch.setattr(problem_mod, "VALUE_ONLY_MIN_GOALS", 120 * 119)
     assert CompiledProblem(d, cache=None, culling=False).energy_alone is not None
+
+
+PAIRS = """canvas {
+  width = 400
+  height = 350
+}
+forall Set x { x.icon = Circle { r: 10 } }
+forall Set x; Set y { ensure disjoint(x.icon, y.icon, 2) }
+"""
+
+
+@pytest.mark.parametrize("spread", [0.0, 5.0, 100.0])
+def test_above_its_bound_the_energy_alone_of_penalties_may_be_a_partial_sum(spread: float) -> None:
+    # 200 circles, every goal a penalty (19,900 disjoint, 200 onCanvas): where φ exceeds `above`, the
+    # answer lies in (above, φ]; elsewhere it is φ bit for bit. Oracle: the gradient call's φ.
+    substance = "Set " + ", ".join(f"S{k}" for k in range(200))
+    d = build_diagram("type Set", substance, PAIRS, "v0", ())
+    problem = CompiledProblem(d, cache=None, culling=False)
+    assert not problem.stages[0].objectives.any()
+    rng = np.random.default_rng(int(spread))
+    p = np.array(d.unknowns.x0) + rng.normal(0, spread, len(d.unknowns.x0))
+    partial = 0
+    for weight in (1e3, 1e5):
+        phi, _ = problem.energy_and_grad(p, 0, weight)
+        assert sum(problem.counts) >= problem_mod.PREFIX_MIN_ROWS
+        for above in (0.0, 0.01 * phi, 0.5 * phi, 0.999 * phi, phi, 2 * phi):
+            f = _alone(problem, p, 0, weight, above)
+            if phi <= above:
+                assert np.float64(f).tobytes() == np.float64(phi).tobytes()
+            else:
+                assert above < f <= phi
+                partial += f < phi
+    assert partial  # a partial sum settled some test (else this would not test it)
+
+
+def test_the_energy_alone_of_a_stage_with_objectives_is_whole_above_any_bound() -> None:
+    d = circles(200, 2, spread=300.0)  # disjoint, and notTooClose objectives
+    problem = CompiledProblem(d, cache=None, culling=False)
+    x = np.array(d.unknowns.x0)
+    phi, _ = problem.energy_and_grad(x, 0, 1e3)
+    assert sum(problem.counts) >= problem_mod.PREFIX_MIN_ROWS
+    assert np.float64(_alone(problem, x, 0, 1e3, above=-math.inf)).tobytes() == np.float64(phi).tobytes()

@@ -4,6 +4,8 @@ two-loop recursion, adcore's kernel, is tested in tests/adcore/test_kernels.py."
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -62,10 +64,19 @@ class _Values:
     def __init__(self, fun):  # type: ignore[no-untyped-def]
         self.fun, self.points = fun, []
 
-    def __call__(self, x: np.ndarray) -> float:
+    def __call__(self, x: np.ndarray, above: float = math.inf) -> float:
         self.points.append(x.copy())
         f, _ = self.fun(x)
         return f if np.isfinite(f) else float("inf")
+
+
+class _PartialValues(_Values):
+    """φ alone answering, where φ exceeds the bound, the midpoint between them (as a partial sum of
+    penalties may: `ValueAbove`)."""
+
+    def __call__(self, x: np.ndarray, above: float = math.inf) -> float:
+        f = super().__call__(x, above)
+        return 0.5 * (above + f) if above < f < math.inf else f
 
 
 @pytest.mark.parametrize("cautious", [True, False])
@@ -83,6 +94,19 @@ def test_trials_likely_to_fail_are_tested_on_the_energy_alone(cautious: bool) ->
     assert plain.t == t and plain.x[0] == x[0]
     assert [p[0] for p in f.points] == ([0.0] if cautious else [-7.0, 0.0])
     assert [p[0] for p in value.points] == ([-7.0, -3.0, -1.0, 0.0] if cautious else [-3.0, -1.0])
+
+
+@pytest.mark.parametrize("cautious", [True, False])
+def test_a_smaller_value_above_the_bound_leaves_the_steps_as_they_were(cautious: bool) -> None:
+    # The same search as above with φ alone answering partial sums above each Armijo bound: the
+    # failed trials fail, the step is the same. Without cautious, x = -7 is evaluated whole (φ = 49)
+    # and the quadratic through it still flags t = 1/2, whose partial answer (between its bound and
+    # 9) then flattens the next quadratic, which no longer flags t = 1/4: it is evaluated whole.
+    f, value = _Counting(_square), _PartialValues(_square)
+    x, t, fx, gx = line_search(f, np.array([1.0]), np.array([8.0]), 1.0, -16.0, value, cautious=cautious)
+    assert t == 0.125 and x[0] == 0.0 and fx == 0.0 and gx is not None
+    assert [p[0] for p in f.points] == ([0.0] if cautious else [-7.0, -1.0, 0.0])
+    assert [p[0] for p in value.points] == ([-7.0, -3.0, -1.0, 0.0] if cautious else [-3.0])
 
 
 def test_a_search_that_fails_every_trial_asks_no_gradient_after_the_first() -> None:
@@ -246,7 +270,7 @@ class ValuedStiffCap(StiffCap):
         self.gradients += 1
         return super().energy_and_grad(x, stage, weight)
 
-    def energy_alone(self, x: np.ndarray, stage: int, weight: float) -> float:
+    def energy_alone(self, x: np.ndarray, stage: int, weight: float, above: float = math.inf) -> float:
         self.values += 1
         return super().energy_and_grad(x, stage, weight)[0]
 
