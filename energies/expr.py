@@ -217,6 +217,15 @@ class Hole:
     hole: tuple[int, Path]
 
 
+@dataclasses.dataclass(frozen=True)
+class Fixed:
+    """A number that is part of a value's structure rather than a constant slot: values whose
+    signatures agree share it, and code traced from them sees the number itself (`props_of` makes
+    a rectangle's rotation of 0 one, so that its box is traced axis-aligned, without a turn)."""
+
+    value: float
+
+
 def at_path(value: Any, path: Path) -> Any:
     """The leaf of `value` that a hole's path leads to."""
     for step in path:
@@ -329,6 +338,8 @@ class _Canonical:
             return ("d", tuple((k, self.value(e)) for k, e in v.items()))
         if isinstance(v, Hole):
             return ("hole", v.hole)
+        if isinstance(v, Fixed):
+            return ("fixed", v.value)
         described = self.props_of(v)
         if described is not None:
             kind, props = described
@@ -497,6 +508,8 @@ class _Replay:
             return v
         if isinstance(v, Hole):
             return at_path(self.holes[v.hole[0]], v.hole[1])
+        if isinstance(v, Fixed):
+            return v.value
         if isinstance(v, (int, float, np.floating, np.integer)):
             return next(self.consts)
         if isinstance(v, (list, tuple)):

@@ -29,7 +29,7 @@ from typing import Any, Literal
 import numpy as np
 
 from ..diagram import GoalInstance, GoalTable
-from ..expr import Sig, SlotReader, replay, signature
+from ..expr import Fixed, Sig, SlotReader, replay, signature
 from ..grouping import first_appearance, row_codes, runs, unique_index_inverse
 
 Memo = dict[int, Sig]  # signatures by object id, shared while the objects are alive
@@ -52,14 +52,22 @@ def geometric_props() -> dict[str, tuple[str, ...]]:
 
 
 def props_of(value: Any) -> tuple[str, tuple[tuple[str, Any], ...]] | None:
-    """Shapes enter a goal's signature by their kind and the properties the library reads."""
+    """Shapes enter a goal's signature by their kind and the properties the library reads; a
+    rotation of exactly 0 (almost every label's and box's) as structure, `Fixed`, so that the
+    library traces their boxes without the sine and cosine of a turn."""
     kind = getattr(value, "kind", None)
     props = getattr(value, "props", None)
     if not isinstance(kind, str) or not isinstance(props, dict):
         return None
     wanted = geometric_props().get(kind)
     names = wanted if wanted is not None else tuple(sorted(props))
-    return kind, tuple((p, props[p]) for p in names if p in props)
+    return kind, tuple((p, _unturned(props[p]) if p == "rotation" else props[p]) for p in names if p in props)
+
+
+def _unturned(rotation: Any) -> Any:
+    """A rotation of exactly 0 as structure (`Fixed`), any other as it is."""
+    number = isinstance(rotation, (int, float, np.floating, np.integer)) and not isinstance(rotation, bool)
+    return Fixed(float(rotation)) if number and rotation == 0 else rotation
 
 
 def rebuild_shape(original: Any, kind: str, props: dict[str, Any]) -> TracedShape:

@@ -122,11 +122,20 @@ def bbox_from_points(points: Sequence[Sequence[Scalar]]) -> BBox:
 
 
 def rect_pts(center: Sequence[Scalar], width: Scalar, height: Scalar, clockwise: Scalar = 0.0) -> list[Pt]:
-    """Corners [tr, tl, bl, br] of a rectangle rotated `clockwise` degrees about its center."""
+    """Corners [tr, tl, bl, br] of a rectangle rotated `clockwise` degrees about its center. A turn
+    known to be 0 while tracing (`unturned`) is left out: cos 0 = 1 and sin -0 = -0 turn each
+    corner into itself, bit for bit but for the sign of a zero coordinate."""
     hw, hh = width * 0.5, height * 0.5
     local = [[hw, hh], [-hw, hh], [-hw, -hh], [hw, -hh]]
+    if unturned(clockwise):
+        return [vadd(p, center) for p in local]
     turn = rotation(-clockwise)
     return [vadd(rotate(p, turn), center) for p in local]
+
+
+def unturned(clockwise: Any) -> bool:
+    """Whether a rotation is the number 0 while tracing (a Python number, as `Fixed` replays it)."""
+    return isinstance(clockwise, (int, float)) and not isinstance(clockwise, bool) and clockwise == 0
 
 
 # -- one adcore function per shape kind ------------------------------------------------------------
@@ -172,6 +181,12 @@ bbox_rotated_rect = fn(
     lambda c, w, h, clockwise, sw: bbox_from_points(rect_pts(pt(c), w + sw, h + sw, clockwise)),
     name="bbox_rotated_rect",
 )
+bbox_axis_rect = fn(
+    [Vec2, Real, Real, Real],
+    BBoxType,
+    lambda c, w, h, sw: bbox_from_points(rect_pts(pt(c), w + sw, h + sw, 0.0)),
+    name="bbox_axis_rect",
+)
 _ABOUT_ORIGIN = interval(
     fn(
         [Real, Real, Real, Real],
@@ -207,6 +222,20 @@ bbox_rotated_rect.interval = fn(
     _rotated_rect_rule,
     name="bbox_rotated_rect_bounds",
 )
+bbox_axis_rect.interval = fn(
+    [Vec(2, RANGE), RANGE, RANGE, RANGE],
+    {"width": RANGE, "height": RANGE, "center": Vec(2, RANGE)},
+    lambda c, w, h, sw: _rotated_rect_rule(c, w, h, {"lo": 0.0, "hi": 0.0}, sw),
+    name="bbox_axis_rect_bounds",
+)
+
+
+def bbox_rect(center: Any, width: Any, height: Any, clockwise: Any, stroke: Any) -> BBox:
+    """The box of a rectangle turned `clockwise` degrees, grown by `stroke`: without the turn's sine
+    and cosine where it is 0 while tracing (`unturned`)."""
+    if unturned(clockwise):
+        return bbox_axis_rect(center, width, height, stroke)
+    return bbox_rotated_rect(center, width, height, clockwise, stroke)
 
 
 def _line_bbox(start: Any, end: Any, sw: Any) -> BBox:
@@ -371,7 +400,7 @@ def bbox_of(shape: Any) -> BBox:
     elif k == "Ellipse":
         b = bbox_ellipse(pt(p("center")), p("rx"), p("ry"), p("strokeWidth"))
     elif k == "Rectangle":
-        b = bbox_rotated_rect(pt(p("center")), p("width"), p("height"), p("rotation"), p("strokeWidth"))
+        b = bbox_rect(pt(p("center")), p("width"), p("height"), p("rotation"), p("strokeWidth"))
     elif k in RECTLIKE:
         return bbox_rectlike(shape)
     elif k == "Line":
@@ -399,7 +428,7 @@ def bbox_rectlike(shape: Any) -> BBox:
     """Penrose's bboxFromRectlike: center/width/height/rotation, no stroke (used by shape distances)."""
     p = lambda name: prop(shape, name, f"bbox of {shape.kind}")  # noqa: E731
     rotation = shape.props.get("rotation", 0.0)
-    return _normal(bbox_rotated_rect(pt(p("center")), p("width"), p("height"), rotation, 0.0))
+    return _normal(bbox_rect(pt(p("center")), p("width"), p("height"), rotation, 0.0))
 
 
 def rectlike_corners(shape: Any) -> list[Pt]:

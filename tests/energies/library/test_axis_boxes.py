@@ -1,0 +1,75 @@
+"""Boxes of rectangles whose rotation is 0 while tracing (`bbox.unturned`): traced without the turn's
+sine and cosine, as the same numbers.
+
+Oracles: `bbox_rotated_rect` at a rotation of 0 (the turned box, bit for bit), sampled boxes for the
+interval rule, and the call graph of a compiled energy (no sine or cosine for labels that are not
+turned, both for those that are)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import adcore
+from adcore import interval
+from energies.compile import compile_problem
+from energies.diagram_build import build_diagram
+from energies.library.bbox import bbox_axis_rect, bbox_rotated_rect
+
+
+def _bits(box: dict) -> bytes:
+    return np.array([box["width"], box["height"], *box["center"]], np.float64).tobytes()
+
+
+@pytest.mark.parametrize("scale", [1.0, 1e6])
+def test_the_unturned_box_is_the_turned_box_at_zero_bit_for_bit(scale: float) -> None:
+    axis, turned = adcore.compile(bbox_axis_rect), adcore.compile(bbox_rotated_rect)
+    rng = np.random.default_rng(11)
+    for _ in range(300):
+        c = list(rng.uniform(-1, 1, 2) * scale)
+        w, h, sw = rng.uniform(0.5, 80), rng.uniform(0.5, 40), rng.uniform(0, 4) * (rng.random() < 0.5)
+        assert _bits(axis(c, w, h, sw)) == _bits(turned(c, w, h, 0.0, sw))
+
+
+def test_the_unturned_boxs_rule_encloses_its_values() -> None:
+    f, g = adcore.compile(bbox_axis_rect), adcore.compile(interval(bbox_axis_rect))
+    rng = np.random.default_rng(5)
+    for _ in range(50):
+        c, spread = rng.uniform(-300, 300, 2), rng.uniform(0, 50, 2)
+        w, h, sw, dw = rng.uniform(1, 60), rng.uniform(1, 30), rng.uniform(0, 3), rng.uniform(0, 5)
+        r = g(
+            [{"lo": c[k] - spread[k], "hi": c[k] + spread[k]} for k in (0, 1)],
+            {"lo": w - dw, "hi": w + dw},
+            {"lo": h, "hi": h},
+            {"lo": sw, "hi": sw},
+        )
+        assert r["width"]["hi"] <= w + dw + sw + 1e-6  # the rectangle's width, not the range's
+        for u in rng.uniform(-1, 1, (20, 3)):
+            box = f([c[0] + u[0] * spread[0], c[1] + u[1] * spread[1]], w + u[2] * dw, h, sw)
+            assert r["width"]["lo"] <= box["width"] <= r["width"]["hi"]
+            for k in (0, 1):
+                assert r["center"][k]["lo"] <= box["center"][k] <= r["center"][k]["hi"]
+
+
+LABELS = """canvas {
+  width = 400
+  height = 400
+}
+forall Set x {
+  x.text = Text { string: x.label, fontSize: "18px" }
+}
+forall Set x; Set y {
+  ensure disjoint(x.text, y.text, 5)
+}
+"""
+
+
+@pytest.mark.parametrize("turn", ["", "rotation: 30"])
+def test_labels_not_turned_are_traced_without_a_sine_or_cosine(turn: str) -> None:
+    style = LABELS.replace('fontSize: "18px"', f'fontSize: "18px"\n    {turn}')
+    substance = "Set A, B, C\nLabel A $A$\nLabel B $B$\nLabel C $C$"
+    problem = compile_problem(build_diagram("type Set", substance, style, "v0", ()), cache=None)
+    (disjoint,) = [k for k, kind in enumerate(problem.kinds) if kind.name == "disjoint"]
+    f = problem.functions.kind_fns[disjoint]
+    names = {g.name for g in adcore.ir.call_graph(f.ir)}
+    assert ({"sin", "cos"} <= names) == bool(turn)
