@@ -522,8 +522,8 @@ def _run_stage(problem: PenaltyProblem, x: np.ndarray, s: int, budget: _Budget) 
     finish_rounds = 0
     if status == "EPConverged" and budget.finish:
         end = evaluations + max(FINISH_MIN_EVALUATIONS, evaluations)
-        # A last stage without objectives is finished only when its φ, the penalty alone, is below
-        # EP_STOP, the bar at which the portfolio calls a layout optimal (module docstring).
+        # A last stage without objectives counts as finished only once its φ, the penalty alone, is
+        # below EP_STOP, the bar at which the portfolio calls a layout optimal (module docstring).
         polish = s == len(problem.stages) - 1 and not stage.objectives.any()
         movable = _movable_values(problem, x, stage)
         violation = _largest_of(movable)
