@@ -226,6 +226,12 @@ class Fixed:
     value: float
 
 
+def is_zero(v: Any) -> bool:
+    """Whether `v` is the number 0 itself (a Python or numpy number, not a bool, a slot or an
+    unknown): the test by which `props_of` fixes a rotation and the library leaves out a turn."""
+    return isinstance(v, (int, float, np.floating, np.integer)) and not isinstance(v, bool) and v == 0
+
+
 def at_path(value: Any, path: Path) -> Any:
     """The leaf of `value` that a hole's path leads to."""
     for step in path:

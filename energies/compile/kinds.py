@@ -29,7 +29,7 @@ from typing import Any, Literal
 import numpy as np
 
 from ..diagram import GoalInstance, GoalTable
-from ..expr import Fixed, Sig, SlotReader, replay, signature
+from ..expr import Fixed, Sig, SlotReader, is_zero, replay, signature
 from ..grouping import first_appearance, row_codes, runs, unique_index_inverse
 
 Memo = dict[int, Sig]  # signatures by object id, shared while the objects are alive
@@ -66,8 +66,7 @@ def props_of(value: Any) -> tuple[str, tuple[tuple[str, Any], ...]] | None:
 
 def _unturned(rotation: Any) -> Any:
     """A rotation of exactly 0 as structure (`Fixed`), any other as it is."""
-    number = isinstance(rotation, (int, float, np.floating, np.integer)) and not isinstance(rotation, bool)
-    return Fixed(float(rotation)) if number and rotation == 0 else rotation
+    return Fixed(float(rotation)) if is_zero(rotation) else rotation
 
 
 def rebuild_shape(original: Any, kind: str, props: dict[str, Any]) -> TracedShape:

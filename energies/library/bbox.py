@@ -25,7 +25,7 @@ from adcore import Fn, Real, Vec, fn, fold, interval, select
 from adcore import and_ as ad_and
 from energies.shapes import PathCmd
 
-from ..expr import LOOP_MIN
+from ..expr import LOOP_MIN, is_zero
 from . import pmath as am
 from .fn_ops import (
     div,
@@ -123,19 +123,14 @@ def bbox_from_points(points: Sequence[Sequence[Scalar]]) -> BBox:
 
 def rect_pts(center: Sequence[Scalar], width: Scalar, height: Scalar, clockwise: Scalar = 0.0) -> list[Pt]:
     """Corners [tr, tl, bl, br] of a rectangle rotated `clockwise` degrees about its center. A turn
-    known to be 0 while tracing (`unturned`) is left out: cos 0 = 1 and sin -0 = -0 turn each
+    known to be 0 while tracing (`expr.is_zero`) is left out: cos 0 = 1 and sin -0 = -0 turn each
     corner into itself, bit for bit but for the sign of a zero coordinate."""
     hw, hh = width * 0.5, height * 0.5
     local = [[hw, hh], [-hw, hh], [-hw, -hh], [hw, -hh]]
-    if unturned(clockwise):
+    if is_zero(clockwise):
         return [vadd(p, center) for p in local]
     turn = rotation(-clockwise)
     return [vadd(rotate(p, turn), center) for p in local]
-
-
-def unturned(clockwise: Any) -> bool:
-    """Whether a rotation is the number 0 while tracing (a Python number, as `Fixed` replays it)."""
-    return isinstance(clockwise, (int, float)) and not isinstance(clockwise, bool) and clockwise == 0
 
 
 # -- one adcore function per shape kind ------------------------------------------------------------
@@ -232,8 +227,8 @@ bbox_axis_rect.interval = fn(
 
 def bbox_rect(center: Any, width: Any, height: Any, clockwise: Any, stroke: Any) -> BBox:
     """The box of a rectangle turned `clockwise` degrees, grown by `stroke`: without the turn's sine
-    and cosine where it is 0 while tracing (`unturned`)."""
-    if unturned(clockwise):
+    and cosine where it is 0 while tracing (`expr.is_zero`)."""
+    if is_zero(clockwise):
         return bbox_axis_rect(center, width, height, stroke)
     return bbox_rotated_rect(center, width, height, clockwise, stroke)
 

@@ -1,4 +1,4 @@
-"""Boxes of rectangles whose rotation is 0 while tracing (`bbox.unturned`): traced without the turn's
+"""Boxes of rectangles whose rotation is 0 while tracing (`expr.is_zero`): traced without the turn's
 sine and cosine, as the same numbers.
 
 Oracles: `bbox_rotated_rect` at a rotation of 0 (the turned box, bit for bit), sampled boxes for the
