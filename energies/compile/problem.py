@@ -61,6 +61,10 @@ VALUE_ONLY_MIN_GOALS = 2_000
 # sixteenth of the rows, once at least this many are listed.
 PREFIX_SHARE = 16
 PREFIX_MIN_ROWS = 1 << 14
+# Energies of at least this many goals start on optimized code: each of their calls on baseline code
+# costs about what Cranelift's compile of the energy does (500,500 circle pairs: 87 ms a baseline
+# call, 5.5 ms to compile the 3 KB module), so deferring it only slows their first evaluations.
+EAGER_MIN_GOALS = 1 << 16
 
 ENERGY_BYTES_PER_WASM_BYTE = 40
 Listed = tuple[list[np.ndarray], tuple[float, float]]  # per kind its row list; (c_obj, c_pen) left out
@@ -133,14 +137,16 @@ class CompiledProblem:
                         f"goal table of {kind.name} indexes outside the {self.n_inputs} unknowns"
                     )
         # "deferred": most layouts call their energy a few hundred times, too few to repay Cranelift's
-        # compile (adcore.Compiled optimizes it once its baseline calls have cost a part of that);
-        # with a shared disk cache the optimized code is compiled once for every worker and replica
+        # compile (adcore.Compiled optimizes it once its baseline calls have cost a part of that),
+        # unless their calls are long (EAGER_MIN_GOALS); with a shared disk cache the optimized
+        # code is compiled once for every worker and replica
+        eager = disk_cache is not None or sum(kind.n_rows for kind in self.kinds) >= EAGER_MIN_GOALS
         self.vg = Compiled(
             found.energy_and_grad,
             time_limit=time_limit,
             bounds_checks=False,
             cache_dir=disk_cache,
-            tier="auto" if disk_cache else "deferred",
+            tier="auto" if eager else "deferred",
         )
         if cache is not None and not self.cache_hit:  # weighed by its Wasm, which Compiled has built
             found.wasm_bytes = self.vg.wasm_bytes
@@ -347,18 +353,37 @@ class CompiledProblem:
             target[kind.goals] = kind_values
         return objectives, constraints
 
-    def constraint_values(self, x: np.ndarray, which: np.ndarray) -> np.ndarray:
+    def constraint_values(self, x: np.ndarray, which: np.ndarray, stage: int | None = None) -> np.ndarray:
         """The constraints `which` (a bool mask) at x, in constraint order: one evaluation listing
         their rows alone (the optimizer's checks read a few constraints of a diagram whose objectives
-        may be most of its goals)."""
-        lists = [
-            np.flatnonzero(which[kind.goals]) if kind.goal == "constraint" else np.zeros(0, np.int64)
-            for kind in self.kinds
-        ]
-        values = np.full(len(self.constraints), np.nan)
+        may be most of its goals). Given the `stage` they belong to, where x lies in the culler's
+        box of that stage and the constraints it left out add a penalty of exactly 0 there, those
+        read 0 and only the box's rows are evaluated: each left-out term max(c, 0)² is 0 on the
+        box, so c <= 0, or c > 0 by less than the square root of the smallest double, which no
+        check of violations can see (the optimizer's `SelectiveValues`)."""
+        box = self._penalty_free_box(x, stage)
+        none = np.zeros(0, np.int64)
+        if box is None:
+            values = np.full(len(self.constraints), np.nan)
+            lists = [np.flatnonzero(which[k.goals]) if k.goal == "constraint" else none for k in self.kinds]
+        else:  # the rows listed at the box, of `which`; the others read 0
+            values = np.zeros(len(self.constraints))
+            lists = [
+                rows[which[kind.goals[rows]]] if kind.goal == "constraint" else none
+                for kind, rows in zip(self.kinds, box)
+            ]
         for kind, rows, kind_values in zip(self.kinds, lists, self._row_values(x, lists)):
             values[kind.goals[rows]] = kind_values
         return values[which]
+
+    def _penalty_free_box(self, x: np.ndarray, stage: int | None) -> list[np.ndarray] | None:
+        """The row lists of stage `stage`'s current box, if x lies in it and the constraints it
+        leaves out add exactly 0 (`constraint_values`)."""
+        culler, box = self.culler, self._box
+        if stage is None or culler is None or box is None or self._active_stage != stage:
+            return None
+        lists, (_, c_pen) = box
+        return lists if c_pen == 0.0 and culler.inside(x) else None
 
     def goal_values(self, x: np.ndarray) -> GoalValues:
         objectives, constraints = self.raw_goal_values(x)

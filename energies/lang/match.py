@@ -94,6 +94,10 @@ class MatchTable(Sequence[Match]):
             raise IndexError(f"match {i} of {n}")
         return Match({} if self.joined is None else self.joined.subst(i), i + 1, n)
 
+    def subst(self, i: int) -> Subst:
+        """Match i's variables alone (`self[i].subst`, without building the `Match`)."""
+        return {} if self.joined is None else self.joined.subst(i)
+
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Sequence) and list(self) == list(other)
 

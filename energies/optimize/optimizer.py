@@ -57,9 +57,11 @@ The problem is supplied by the energy compiler through the small :class:`Penalty
 - ``goal_values(x)``: :class:`GoalValues`, the value of every goal (masks not applied);
 - ``goal_jacobian(x)``: (objective Jacobian, constraint Jacobian), called only to locate a
   non-finite gradient;
-- optionally ``constraint_values(x, which)`` (:class:`SelectiveValues`): the values of the
+- optionally ``constraint_values(x, which, stage)`` (:class:`SelectiveValues`): the values of the
   constraints ``which`` (a bool mask) alone, where evaluating fewer goals is cheaper; without it the
-  optimizer takes them from ``goal_values``.
+  optimizer takes them from ``goal_values``. Given ``stage`` (the constraints are that stage's), a
+  value may read 0 where the problem has proved the constraint's penalty term max(c, 0)² is 0 at
+  x: the checks that pass it read positive parts alone.
 - optionally ``new_run()`` (:class:`FreshRuns`): called as each run of ``optimize`` begins, for a
   problem that adapts to the points it is asked about (culling's policy) and must not carry one
   start's steps into the next.
@@ -211,7 +213,7 @@ class PenaltyProblem(Protocol):
 
 @runtime_checkable
 class SelectiveValues(Protocol):
-    def constraint_values(self, x: np.ndarray, which: np.ndarray) -> np.ndarray: ...
+    def constraint_values(self, x: np.ndarray, which: np.ndarray, stage: int | None = None) -> np.ndarray: ...
 
 
 @runtime_checkable
@@ -224,10 +226,13 @@ class ValueOnly(Protocol):
     energy_alone: Callable[[np.ndarray, int, float, float], float] | None
 
 
-def constraint_values(problem: PenaltyProblem, x: np.ndarray, which: np.ndarray) -> np.ndarray:
-    """The values of the constraints `which` (bool mask) at x, in constraint order."""
+def constraint_values(
+    problem: PenaltyProblem, x: np.ndarray, which: np.ndarray, stage: int | None = None
+) -> np.ndarray:
+    """The values of the constraints `which` (bool mask) at x, in constraint order; with `stage`,
+    those of that stage, 0 where the problem proved the penalty term 0 (`SelectiveValues`)."""
     if isinstance(problem, SelectiveValues):
-        return problem.constraint_values(x, which)
+        return problem.constraint_values(x, which, stage)
     return np.asarray(problem.goal_values(x).constraints)[which]
 
 
@@ -475,7 +480,7 @@ def _run_stage(problem: PenaltyProblem, x: np.ndarray, s: int, budget: _Budget) 
                 return False
             point = x.copy()
             point[stage.varying] = xv
-            return _movable_violation(problem, point, stage) > FINISH_PROGRESS * violation
+            return _movable_violation(problem, point, stage, s) > FINISH_PROGRESS * violation
 
         return stop
 
@@ -525,7 +530,7 @@ def _run_stage(problem: PenaltyProblem, x: np.ndarray, s: int, budget: _Budget) 
         # A last stage without objectives counts as finished only once its φ, the penalty alone, is
         # below EP_STOP, the bar at which the portfolio calls a layout optimal (module docstring).
         polish = s == len(problem.stages) - 1 and not stage.objectives.any()
-        movable = _movable_values(problem, x, stage)
+        movable = _movable_values(problem, x, stage, s)
         violation = _largest_of(movable)
 
         def unfinished() -> bool:
@@ -537,7 +542,7 @@ def _run_stage(problem: PenaltyProblem, x: np.ndarray, s: int, budget: _Budget) 
             kept = (x.copy(), weight, outcome)
             weight *= WEIGHT_GROWTH_FACTOR
             outcome = next_round(end - evaluations, finish=violation)
-            movable = _movable_values(problem, x, stage)
+            movable = _movable_values(problem, x, stage, s)
             now = _largest_of(movable)
             # A round is kept only if it lowered φ at its weight (Penrose's line search takes its
             # last trial step even when no step descends, which at a kink of max(c, 0)² under a
@@ -578,10 +583,11 @@ def _largest(values: np.ndarray, active: np.ndarray) -> float:
     return _largest_of(values[active])
 
 
-def _movable_values(problem: PenaltyProblem, x: np.ndarray, stage: StageSpec) -> np.ndarray:
-    """The values of the active constraints that the stage's inputs can change."""
+def _movable_values(problem: PenaltyProblem, x: np.ndarray, stage: StageSpec, s: int) -> np.ndarray:
+    """The values of the active constraints that stage s's inputs can change, as far as their
+    positive parts go (a value proved satisfied may read 0: `constraint_values`)."""
     active = stage.constraints if stage.fixed is None else stage.constraints & ~stage.fixed
-    return constraint_values(problem, x, active) if active.any() else np.zeros(0)
+    return constraint_values(problem, x, active, s) if active.any() else np.zeros(0)
 
 
 def _largest_of(values: np.ndarray) -> float:
@@ -589,9 +595,9 @@ def _largest_of(values: np.ndarray) -> float:
     return max(0.0, float(np.max(values))) if values.size else 0.0
 
 
-def _movable_violation(problem: PenaltyProblem, x: np.ndarray, stage: StageSpec) -> float:
-    """The largest value of an active constraint that the stage's inputs can change (0 if none)."""
-    return _largest_of(_movable_values(problem, x, stage))
+def _movable_violation(problem: PenaltyProblem, x: np.ndarray, stage: StageSpec, s: int) -> float:
+    """The largest value of an active constraint that stage s's inputs can change (0 if none)."""
+    return _largest_of(_movable_values(problem, x, stage, s))
 
 
 @functools.cache

@@ -16,11 +16,13 @@ reads (`dependencies`). That walk fixes two things:
   the same draws, to the same unknowns, as Penrose.
 
 Nothing is stored per local scope: a block's local fields are its layout (`context.BlockPlan`),
-bound to each match as the walk reaches it. Two shortcuts keep the walk over hundreds of thousands
+bound to each match as the walk reaches it. Three shortcuts keep the walk over hundreds of thousands
 of matches cheap, and change nothing it produces:
 - the local scopes of a block without local shapes or failing paths can only place Substance
   shapes of the fields they read (`x.icon`); once all of those have their place, the block's
   remaining scopes cannot change the shape order and the shape walk skips them;
+- until then, where those reads are plain paths (`roles.LocalRoles.placing`), the shape walk
+  places the objects' fields from the match's variables alone, without binding the scope;
 - a goal or layering statement (`$ANON_<n>`) cannot be read by any path, so it is evaluated
   directly once its dependencies are, without a node of its own; fields holding only a literal
   (`match_id`, numbers, strings) have no effect but their value, computed when something reads them.
@@ -34,6 +36,7 @@ from typing import Any
 from energies.lang import style_ast as S
 from energies.lang.ast import Pos
 from energies.lang.errors import DiagramError
+from energies.lang.match import MatchTable
 from energies.limits import MAX_SHAPES, check_deadline
 from energies.style import bulk
 from energies.style.context import (
@@ -106,6 +109,12 @@ def shape_order(assignment: Assignment, rep: Reporter) -> list[tuple[str, ShapeS
         local = roles.get(id(plan)) or roles_of(plan, roles)
         if not (local.shapes or local.path_error or any(waiting.get(f) for f in local.substance_fields)):
             walk.drop(run)  # this block's scopes can neither place a shape nor fail, now or later
+            continue
+        if local.placing is not None:  # the paths `meet` would reach, without binding the scope
+            assert isinstance(plan.matches, MatchTable)
+            subst = plan.matches.subst(match_index)
+            for variable, field in local.placing:
+                place(f"{plan.substance_scope(subst[variable]).prefix}.{field}")
             continue
         scope = plan.context(match_index).scope
         for name in local.shapes:  # a local shape is met no earlier than its own scope

@@ -8,15 +8,20 @@ its value, computed where it is read).
 
 from __future__ import annotations
 
+from energies.lang.match import MatchTable
 from energies.style.context import INERT_EXPRS, BlockPlan, ExprSource, FieldSource, ShapeSource
 from energies.style.env import ANON
-from energies.style.paths import ERROR, VARIABLE_FIELD
+from energies.style.paths import ERROR, VARIABLE_FIELD, PathTemplate
 
 NODE, STATEMENT, INERT = range(3)
 
 
 class LocalRoles:
-    """Per block, how the walks treat its local fields (computed on first use)."""
+    """Per block, how the walks treat its local fields (computed on first use). `placing` is, for a
+    block whose scopes' fields are expressions of its own scope reading plain paths (no local shape,
+    failing path or collection), the paths each scope's fields read that can place a shape, in
+    reading order: all `graph.shape_order` needs of a scope, without binding its context; None for
+    other blocks."""
 
     def __init__(self, plan: BlockPlan) -> None:
         items = plan.layout.items()
@@ -35,6 +40,22 @@ class LocalRoles:
             [t.field for t in templates if t.how == VARIABLE_FIELD and t.prop is None]
             + [r.collection_field for r in reads if r.collection_field is not None]
         )
+        simple = (
+            not self.shapes
+            and not self.path_error
+            and isinstance(plan.matches, MatchTable)
+            and all(source.ctx is None for _, source in items)
+            and all(r.collection_field is None for r in reads)
+        )
+        self.placing = _placing(templates) if simple else None
+
+
+def _placing(templates: list[PathTemplate]) -> list[tuple[str, str]]:
+    """The paths that can place a shape, as (variable, field), in reading order, of a block whose
+    scopes read plain paths alone (`LocalRoles.placing`): fields of the variables' objects. A
+    property (`x.icon.r`) is no shape, a local field is none in a block without local shapes, a
+    namespace's shapes are all placed before any local scope, and a variable itself is a value."""
+    return [(t.name, t.field) for t in templates if t.how == VARIABLE_FIELD and t.prop is None]
 
 
 def bound_variables(plan: BlockPlan) -> frozenset[str]:

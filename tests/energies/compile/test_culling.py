@@ -97,6 +97,30 @@ def test_culled_energy_and_gradient_equal_the_full_ones_in_and_out_of_the_box(se
     assert c.boxes >= 3
 
 
+def test_a_stages_constraint_values_read_the_positive_parts_from_the_boxs_rows_alone() -> None:
+    d = circles(120, 0, spread=300.0)
+    full = CompiledProblem(d, cache=None, culling=False)
+    culled = CompiledProblem(d, cache=None, culling=True)
+    c = forced(culled)
+    x = np.array(d.unknowns.x0)
+    culled.energy_and_grad(x, 0, 1.0)  # sorts a box at x
+    assert culled.culled[1] == 0.0  # the pairs it left out are apart on all of the box
+    which = np.random.default_rng(1).random(120 * 119 // 2) < 0.7
+    rng = np.random.default_rng(0)
+    for p in [x] + [x + rng.uniform(-1, 1, len(x)) * c.radius * 0.999 for _ in range(3)]:
+        truth = full.constraint_values(p, which)
+        got = culled.constraint_values(p, which, stage=0)
+        assert (truth > 0).any()  # some pairs overlap
+        np.testing.assert_array_equal(np.maximum(got, 0.0), np.maximum(truth, 0.0))
+        assert np.count_nonzero(got == 0.0) > len(got) / 2  # read 0, not evaluated
+        np.testing.assert_array_equal(culled.constraint_values(p, which), truth)  # no stage: values
+    outside = x + 10 * c.radius
+    assert not c.inside(outside)
+    np.testing.assert_array_equal(
+        culled.constraint_values(outside, which, stage=0), full.constraint_values(outside, which)
+    )
+
+
 def _labels_apart(name: str) -> tuple[Diagram, CompiledProblem, CompiledProblem]:
     """150 circles and `maximal(min(20, d))` over every pair (-20 wherever two centers stay 20
     apart: the rows left out add a constant that is not 0): a culled and a full problem."""
