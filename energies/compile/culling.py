@@ -742,15 +742,30 @@ class Culler:
         return self._compiled_bounds(near=True).get(k) or self._compiled_bounds()[k]
 
     def _sort_inner_afresh(self, x: np.ndarray, box: dict[int, Sorted], reach: float) -> InnerBox:
+        """A new inner box at x. Where the last one was in the same box, its rows proved constant
+        keep their values when each unknown they read ranges within its last range (a term
+        constant on a box is constant on any box within it): only the others are tried again."""
         assert self.center is not None and self.radius is not None
         start = time.perf_counter()
+        old = self.inner if self.inner is not None and self.inner.box is box else None
         inner = InnerBox(box, self.box_lo, self.box_hi, reach, len(x))
         inner.recentre(np.ones(len(x), bool), x, self._halves(reach))
+        within = None if old is None else (inner.lo >= old.lo) & (inner.hi <= old.hi)
         for k, outer in box.items():
-            inner.sorts[k] = InnerSort.of(
-                self.kinds[k], outer.rows, self._bounds_at(k, inner.lo, inner.hi, outer.rows)
+            if old is None or within is None:
+                values = self._bounds_at(k, inner.lo, inner.hi, outer.rows)
+                inner.sorts[k] = InnerSort.of(self.kinds[k], outer.rows, values)
+                self.tried += len(outer.rows)
+                continue
+            sort = old.sorts[k]
+            again = sort.open | sort.reads_strayed | sort.rows_reading(~within)  # (strayed: read_strayed)
+            at = np.flatnonzero(again)
+            values = sort.values.copy()
+            values[at] = self._bounds_at(k, inner.lo, inner.hi, sort.rows[at])
+            inner.sorts[k] = InnerSort(
+                sort.rows, values, sort.columns, np.zeros(len(values), bool), np.isnan(values)
             )
-            self.tried += len(outer.rows)
+            self.tried += len(at)
         self._charge(time.perf_counter() - start)
         return inner
 
@@ -783,10 +798,16 @@ class InnerSort:
         self.values[at] = values
         self.open[at] = np.isnan(values)
 
+    def rows_reading(self, unknowns: np.ndarray) -> np.ndarray:
+        """Per row: whether it reads one of the `unknowns` (bool over x)."""
+        out = np.zeros(len(self.rows), bool)
+        for c, order, starts in self.columns:
+            out[_groups(order, starts, np.flatnonzero(c.objects_reading(unknowns)))] = True
+        return out
+
     def stray(self, newly: np.ndarray) -> int:
         """Mark the rows reading the unknowns `newly` (bool over x); how many were not marked yet."""
-        for c, order, starts in self.columns:
-            self.reads_strayed[_groups(order, starts, np.flatnonzero(c.objects_reading(newly)))] = True
+        self.reads_strayed |= self.rows_reading(newly)
         before, self.strayed_rows = self.strayed_rows, int(np.count_nonzero(self.reads_strayed))
         return self.strayed_rows - before
 
@@ -804,7 +825,8 @@ class InnerBox:
     Strayed rows are sorted again, on ranges centred where their unknowns are then, once listing
     them has cost `RENT` evaluations each on average (a ski rental: trying a row's bounds costs a
     few evaluations of it, and a line search's long trial step strays many unknowns at once).
-    Each sort and each stray changes the lists."""
+    Each sort and each stray changes the lists. An inner box sorted afresh within the last one
+    tries again only the rows the last one did not prove constant (`Culler._sort_inner_afresh`)."""
 
     def __init__(
         self, box: dict[int, Sorted], box_lo: np.ndarray, box_hi: np.ndarray, reach: float, n: int

@@ -257,8 +257,9 @@ def test_each_unknown_ranges_over_its_own_largest_recent_step_within_bounds() ->
 
 
 def test_an_inner_box_whose_ranges_the_steps_outgrew_is_sorted_afresh() -> None:
-    """Steps that shrink by more than REGROW: the next point leaving a range sorts every box row
-    again (not only the strayed ones), on ranges sized by the steps of now."""
+    """Steps that shrink by more than REGROW: the next point leaving a range sorts a new inner box,
+    on ranges sized by the steps of now. It lies within the last one, so only the rows the last
+    one did not prove constant are tried again, and it lists the rows a sort from scratch lists."""
     d, culled, full = _labels_apart("regrow")
     c = forced(culled)
     x = np.array(d.unknowns.x0)
@@ -266,11 +267,41 @@ def test_an_inner_box_whose_ranges_the_steps_outgrew_is_sorted_afresh() -> None:
     c.moves, c.new_moves = [c.scale / (8 * culling.LIFE)] * culling.MOVES, True
     _same(culled, full, x)  # the inner box, sorted afresh
     assert c.inner is not None
-    first, rows = c.inner.reach, sum(len(s.rows) for s in c.inner.sorts.values())
-    c.moves, c.new_moves = [first / (3 * culling.REGROW * culling.INNER_LIFE)] * culling.MOVES, True
+    first, rows = c.inner, sum(len(s.rows) for s in c.inner.sorts.values())
+    c.moves, c.new_moves = [first.reach / (3 * culling.REGROW * culling.INNER_LIFE)] * culling.MOVES, True
     tried = c.tried
     _same(culled, full, x)
-    assert c.tried - tried == rows and c.inner.reach < first / culling.REGROW
+    again = c.inner
+    assert again is not first and again.reach < first.reach / culling.REGROW
+    assert np.all((again.lo >= first.lo) & (again.hi <= first.hi))
+    open_rows = sum(int(np.count_nonzero(s.open)) for s in first.sorts.values())
+    assert c.tried - tried == open_rows and 0 < open_rows < rows
+    _same_as_from_scratch(c, x, again)
+    # An unknown moved near the edge of its range: its new range leaves the last one, and the rows
+    # reading it are tried again too.
+    j = int(np.argmax(again.hi - again.lo))
+    y = x.copy()
+    y[j] += 0.9 * (again.hi[j] - x[j])
+    c.moves, c.new_moves = [again.reach / (3 * culling.REGROW * culling.INNER_LIFE)] * culling.MOVES, True
+    tried, moves = c.tried, list(c.unknown_moves)  # (as the new box was sorted: before y's move)
+    _same(culled, full, y)
+    third = c.inner
+    assert third is not again and third.hi[j] > again.hi[j]
+    open_rows = sum(int(np.count_nonzero(s.open)) for s in again.sorts.values())
+    assert c.tried - tried > open_rows
+    c.unknown_moves = moves
+    _same_as_from_scratch(c, y, third)
+
+
+def _same_as_from_scratch(c: Culler, x: np.ndarray, inner: culling.InnerBox) -> None:
+    """An inner box lists the rows, and adds the constant, that one sorted from scratch does."""
+    c.inner = None
+    scratch = c._sort_inner_afresh(x, inner.box, inner.reach)
+    np.testing.assert_array_equal(scratch.lo, inner.lo)
+    for k, listed in scratch.lists().items():
+        np.testing.assert_array_equal(listed.rows, inner.lists()[k].rows)
+        assert listed.constant == inner.lists()[k].constant
+    c.inner = inner
 
 
 def test_culled_goals_are_left_out_and_their_constants_added(monkeypatch: pytest.MonkeyPatch) -> None:
