@@ -37,7 +37,7 @@ from .errors import (
 )
 from .gc_pause import cyclic_gc_paused
 from .interpreter import interp
-from .intervals import interval
+from .intervals import has_near_rules, interval
 from .loops import associative, fold, reduce, scan, segment_sum
 from .lru import LRU
 from .types import Bool, Dual, Int, Real, Scalar, StructT, Tan, Vec, VecT
@@ -117,6 +117,7 @@ __all__ = [
     "fn",
     "fold",
     "interp",
+    "has_near_rules",
     "interval",
     "jvp",
     "math",

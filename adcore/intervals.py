@@ -61,7 +61,7 @@ from .api import Fn, interval_type
 from .builder import Builder
 from .errors import AdcoreError
 from .gc_pause import gc_paused
-from .ir import Atom, Block, Eqn, Function, Lit, Var
+from .ir import Atom, Block, Eqn, Function, Lit, Var, call_graph
 from .prims import COMPARE
 from .types import Bool, Int, Real, Scalar, Type, VecT, is_real_leaf
 
@@ -98,6 +98,12 @@ def interval(f: Fn, near: bool = False) -> Fn:
     if g is None:
         g = f.ir.cache[key] = _entry(f.ir, near)
     return Fn(g, [interval_type(p, True) for p in f.params], interval_type(f.ret, False))
+
+
+def has_near_rules(f: Fn) -> bool:
+    """Whether f or a function it calls has a rule for small boxes: else `interval(f, near=True)`
+    computes what `interval(f)` does."""
+    return any(g.custom_interval_near is not None for g in call_graph(f.ir))
 
 
 def _entry(f: Function, near: bool) -> Function:

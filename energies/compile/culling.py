@@ -545,6 +545,8 @@ class Culler:
         if found is None:
             found = self.bounds[near] = {}
             for k in self.which:
+                if near and not adcore.has_near_rules(self.kind_fns[k]):
+                    continue  # the same rules as the full bounds', which `_row_bounds` takes
                 if (k, near) not in self.bounds_fns:
                     try:
                         self.bounds_fns[k, near] = bounds_function(self.kinds[k], self.kind_fns[k], near)

@@ -450,6 +450,8 @@ def test_a_rule_for_small_boxes_is_used_only_when_asked_for_and_through_calls() 
     plain = fn([Real], Real, lambda x: x * 3.0)  # no rule anywhere: the same function either way
     a, b = interval(plain, near=True).ir.body, interval(plain).ir.body
     assert a is not None and b is not None and [e.prim for e in a.eqns] == [e.prim for e in b.eqns]
+    assert adcore.has_near_rules(outer) and adcore.has_near_rules(sq) and not adcore.has_near_rules(plain)
+    assert not adcore.has_near_rules(fn([Real], Real, lambda x: plain(x) + 1.0))
     with pytest.raises(AdcoreTypeError, match="expected signature"):
         sq.interval_near = fn([Real], Real, lambda x: x)
 

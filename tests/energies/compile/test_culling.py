@@ -226,7 +226,7 @@ def test_one_sliding_object_strays_alone_and_its_rows_are_sorted_again_as_afresh
     assert np.array_equal(lo[others], lo0[others]) and np.array_equal(hi[others], hi0[others])  # kept
     trees = c.indexes[k].trees
     boxes = [culling.column_boxes(col, t, lo, hi) for col, t in zip(culling._used(kind), trees)]
-    afresh = culling.sort_rows(kind, boxes, c._compiled_bounds(near=True)[k], rows)
+    afresh = culling.sort_rows(kind, boxes, c._row_bounds(k), rows)
     np.testing.assert_array_equal(culled.lists[k], afresh.rows)
     assert not np.array_equal(afresh.rows, before)  # the slide changed what is left in
     assert culled.culled[0] == pytest.approx(box[k].constant + afresh.constant, rel=1e-12)
