@@ -232,30 +232,67 @@ def convex_polygon_origin_signed_distance(p: Sequence[Pt]) -> Scalar:
 def _rect_line_dist(
     x0: Scalar, y0: Scalar, x1: Scalar, y1: Scalar, lxs: Scalar, lys: Scalar, lxe: Scalar, lye: Scalar
 ) -> Scalar:
-    """Signed distance from the origin to the Minkowski sum of a box and a negated segment (a
-    hexagon). The box's corners are sorted first, which changes nothing for a box given as
-    (bottom left, top right) and makes the value that of a box for any two corners, so that it
-    moves with the corners by at most their move (the interval rule below relies on it)."""
+    """Signed distance between the box [x0, x1] x [y0, y1] and the segment from (lxs, lys) to
+    (lxe, lye): their gap, or minus how far the segment must move to leave the box (the signed
+    distance from the origin to the box less the segment, a hexagon). The box's corners are sorted
+    first, which changes nothing for a box given as (bottom left, top right) and makes the value
+    that of a box for any two corners, so that it moves with the corners by at most their move
+    (the interval rule below relies on it).
+
+    The hexagon's edges are normal to x, y and the segment's normal n, and its support along each
+    of those six directions is read off the coordinates: how far the segment lies beyond each side
+    of the box, and how far the box's two corners extreme along n lie beyond the segment's line.
+    The largest of the six, `apart`, is the exact signed distance where the two meet (apart <= 0:
+    every edge of a convex polygon lies on one of these lines, and the nearest line is the way
+    out), and is positive exactly where they do not. There a nearest pair of points holds an
+    endpoint of the segment, or a point inside it. The first is an endpoint's distance to the box.
+    In the second the segment's line misses the box, and the pair is the corner nearest that line
+    and its foot on the line, which then lies within the segment: their distance is |beyond_n|,
+    computed as that rather than as the difference of two nearby points, so that its derivative
+    keeps its direction however close the two come. The gap is the least of these, one square
+    root; it is at least `apart`, and taking the larger of the two changes only rounding but
+    keeps the formula's interval above apart's. The segment's length takes one more square root
+    (with its exact derivative: the library's sqrt flattens its derivative below 1e-5, and a
+    segment may be shorter) and one division; the rest is arithmetic and selects.
+
+    A segment of (nearly) no length is taken as its start (at length 0 it has no normal): the
+    box's signed distance to that point. That and the segment's value differ by at most the
+    segment's length, so the value moves continuously with the segment, as the interval rule
+    needs. The long case then divides by 1 instead, and the gap's square root has a zero
+    derivative at 0, so no infinity or NaN reaches the value or its derivative."""
     rx0, rx1 = am.min(x0, x1), am.max(x0, x1)
     ry0, ry1 = am.min(y0, y1), am.max(y0, y1)
-    px, py = lxs > lxe, lys > lye
-    lx0, lx1 = select(px, lxs, lxe), select(px, lxe, lxs)
-    ly0, ly1 = select(py, lys, lye), select(py, lye, lys)
-    x00, x01, x10, x11 = rx0 - lx0, rx0 - lx1, rx1 - lx0, rx1 - lx1
-    y00, y01, y10, y11 = ry0 - ly0, ry0 - ly1, ry1 - ly0, ry1 - ly1
-    neg_slope = or_(and_(px, not_(py)), and_(not_(px), py))
-    xs = [select(neg_slope, x01, x00), select(neg_slope, x11, x10), x11, select(neg_slope, x10, x11)]
-    xs += [select(neg_slope, x00, x01), x00]
-    ys = [y00, y00, select(neg_slope, y10, y01), y11, y11, select(neg_slope, y01, y10)]
-    hexagon = convex_polygon_origin_signed_distance([[x, y] for x, y in zip(xs, ys)])
-    # A segment of (nearly) no length: the hexagon's edge regions lose their way (a point gave 36.1
-    # where its distance is 28.3), so the box less the point it is. Longer segments take the
-    # hexagon's value unchanged; the two agree to the segment's length in between, so the value
-    # moves continuously with the segment, as the interval rule below needs.
+    # how far each endpoint lies beyond each side of the box (positive: outside that side)
+    left_s, right_s, below_s, above_s = rx0 - lxs, lxs - rx1, ry0 - lys, lys - ry1
+    left_e, right_e, below_e, above_e = rx0 - lxe, lxe - rx1, ry0 - lye, lye - ry1
+    dx, dy = lxe - lxs, lye - lys
+    length_sq = dx * dx + dy * dy
     scale = 1.0 + am.max(am.max(am.abs(lxs), am.abs(lys)), am.max(am.abs(lxe), am.abs(lye)))
-    short = sqr(lxe - lxs) + sqr(lye - lys) <= sqr(SHORTEST * scale)
-    point = rectangle_signed_distance([rx0 - lxs, ry0 - lys], [rx1 - lxs, ry1 - lys])
-    return select(short, point, hexagon)
+    short = length_sq <= sqr(SHORTEST * scale)
+    inv_length = div(1.0, am.raw_sqrt(select(short, 1.0, length_sq)))
+    # both endpoints beyond one side of the box
+    beyond_x = am.max(am.min(left_s, left_e), am.min(right_s, right_e))
+    beyond_y = am.max(am.min(below_s, below_e), am.min(above_s, above_e))
+    # from the start to the corner with the largest cross(d, corner), and to the opposite one
+    hi_x, lo_x = select(dy > 0.0, left_s, -right_s), select(dy > 0.0, -right_s, left_s)
+    hi_y, lo_y = select(dx > 0.0, -above_s, below_s), select(dx > 0.0, below_s, -above_s)
+    # how far those corners lie beyond the segment's line, times the segment's length
+    beyond_hi, beyond_lo = dy * hi_x - dx * hi_y, dx * lo_y - dy * lo_x
+    beyond_n = am.max(beyond_hi, beyond_lo) * inv_length
+    apart = am.max(am.max(beyond_x, beyond_y), beyond_n)
+    # the gap's candidates, squared: each endpoint to the box, and the corner nearest the line
+    # where its foot falls within the segment (elsewhere an endpoint is no farther)
+    out_x, out_y = am.max(left_s, right_s), am.max(below_s, above_s)
+    gap_s = sqr(am.max(out_x, 0.0)) + sqr(am.max(out_y, 0.0))
+    gap_e = sqr(am.max(am.max(left_e, right_e), 0.0)) + sqr(am.max(am.max(below_e, above_e), 0.0))
+    toward_hi = beyond_hi > beyond_lo
+    along = select(toward_hi, hi_x, lo_x) * dx + select(toward_hi, hi_y, lo_y) * dy
+    foot_within = and_(along > 0.0, along < length_sq)
+    gap_corner = select(foot_within, sqr(beyond_n), gap_s)
+    gap_sq = select(short, gap_s, am.min(am.min(gap_s, gap_e), gap_corner))
+    gap = select(gap_sq > 0.0, am.raw_sqrt(gap_sq), 0.0)
+    point = gap + am.min(am.max(out_x, out_y), 0.0)
+    return select(short, point, select(apart > 0.0, am.max(gap, apart), apart))
 
 
 SHORTEST = 1e-9  # shorter segments (relative to the coordinates) are taken as points
@@ -282,7 +319,7 @@ RECT_LINE_DIST = lipschitz_fn(
 def rect_line_dist(
     rx0: Scalar, ry0: Scalar, rx1: Scalar, ry1: Scalar, lxs: Scalar, lys: Scalar, lxe: Scalar, lye: Scalar
 ) -> Scalar:
-    """Signed distance from the origin to the Minkowski sum of a box and a negated segment (a
+    """Signed distance between a box and a segment (from the origin to the box less the segment, a
     hexagon): one call of a function of the call graph, which carries its interval rule."""
     return RECT_LINE_DIST([rx0, ry0, rx1, ry1, lxs, lys, lxe, lye])
 

@@ -75,8 +75,8 @@ def test_the_interval_rule_encloses_every_value_of_its_box(near: bool) -> None:
 
 
 def test_a_segment_of_no_length_is_a_point() -> None:
-    """The box less the point: continuous as the segment shrinks to nothing (the hexagon's edge
-    regions alone give another value at length 0)."""
+    """The box less the point: continuous as the segment shrinks to nothing (at length 0 the
+    segment has no normal, and the formula for segments would divide by its length)."""
     f = adcore.compile(RECT_LINE_DIST)
     box = [0.0, 0.0, 10.0, 10.0]
     for length in (0.0, 1e-300, 1e-15, 1e-9, 1e-6, 1e-3):
