@@ -9,7 +9,6 @@ convex piece (exact for convex polygons, an approximation for concave ones).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -37,8 +36,6 @@ from .geometry import Pt, Scalar
 from .lipschitz import lipschitz_fn, planar_move
 from .loops import array_of, element
 from .pmath import sqrt
-
-NEG_INF = -math.inf
 
 
 def is_number(x: Any) -> bool:
@@ -203,32 +200,6 @@ def rectangle_signed_distance(bottom_left: Pt, top_right: Pt) -> Scalar:
     return outside + inside
 
 
-def convex_polygon_origin_signed_distance(p: Sequence[Pt]) -> Scalar:
-    """Signed distance from the origin to a counterclockwise convex polygon (Penrose's edge regions)."""
-    n = len(p)
-    parts = []
-    for i in range(n):
-        x0, y0 = p[i][0], p[i][1]
-        x1, y1 = p[(i + 1) % n][0], p[(i + 1) % n][1]
-        dx, dy = x1 - x0, y1 - y0
-        sq_len = dx * dx + dy * dy
-        along = -(x0 * dx + y0 * dy)
-        parts.append(
-            {
-                "good_left": along >= 0.0,
-                "good_right": along < sq_len,
-                "from_start": sqrt(x0 * x0 + y0 * y0),
-                "edge": div(dx * y0 - x0 * dy, sqrt(sq_len)),
-            }
-        )
-    terms = []
-    for i, s in enumerate(parts):
-        nxt = parts[(i + 1) % n]
-        corner = select(nxt["good_left"], NEG_INF, nxt["from_start"])
-        terms.append(select(s["good_left"], select(s["good_right"], s["edge"], corner), NEG_INF))
-    return max_n(terms)
-
-
 def _rect_line_dist(
     x0: Scalar, y0: Scalar, x1: Scalar, y1: Scalar, lxs: Scalar, lys: Scalar, lxe: Scalar, lye: Scalar
 ) -> Scalar:
@@ -366,7 +337,6 @@ __all__ = [
     "convex_partition_indices",
     "convex_partitions",
     "convex_polygon_minkowski_sdf",
-    "convex_polygon_origin_signed_distance",
     "half_plane_sdf",
     "outward_unit_normal",
     "overlapping_polygon_points",

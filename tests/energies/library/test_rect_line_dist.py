@@ -31,15 +31,42 @@ import pytest
 import adcore
 from adcore import Real, Vec, and_, fn, interp, not_, or_, select, vjp
 from energies.library import pmath as am
-from energies.library.fn_ops import sqr
+from energies.library.fn_ops import div, max_n, sqr
+from energies.library.pmath import sqrt
 from energies.library.polygons import (
     RECT_LINE_DIST,
     SHORTEST,
-    convex_polygon_origin_signed_distance,
     rectangle_signed_distance,
 )
 
 Args = list[float]
+
+
+def convex_polygon_origin_signed_distance(p: list[list[Any]]) -> Any:
+    """Signed distance from the origin to a counterclockwise convex polygon by Penrose's edge regions
+    (the library's before the support lines)."""
+    n = len(p)
+    parts = []
+    for i in range(n):
+        x0, y0 = p[i][0], p[i][1]
+        x1, y1 = p[(i + 1) % n][0], p[(i + 1) % n][1]
+        dx, dy = x1 - x0, y1 - y0
+        sq_len = dx * dx + dy * dy
+        along = -(x0 * dx + y0 * dy)
+        parts.append(
+            {
+                "good_left": along >= 0.0,
+                "good_right": along < sq_len,
+                "from_start": sqrt(x0 * x0 + y0 * y0),
+                "edge": div(dx * y0 - x0 * dy, sqrt(sq_len)),
+            }
+        )
+    terms = []
+    for i, s in enumerate(parts):
+        nxt = parts[(i + 1) % n]
+        corner = select(nxt["good_left"], -math.inf, nxt["from_start"])
+        terms.append(select(s["good_left"], select(s["good_right"], s["edge"], corner), -math.inf))
+    return max_n(terms)
 
 
 def _hexagon(v: Any) -> Any:
