@@ -1,6 +1,6 @@
 """energies.grouping.stable_argsort and unique_index_inverse against numpy's stable argsort and
 np.unique (the plain versions they replace): the same arrays for every integer dtype, range and
-pattern of ties."""
+pattern of ties; row_codes against np.unique's rows."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from energies.grouping import DENSE_FACTOR, stable_argsort, unique_index_inverse
+from energies.grouping import DENSE_FACTOR, row_codes, stable_argsort, unique_index_inverse
 
 DTYPES = [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64]
 
@@ -73,3 +73,21 @@ def test_unique_of_many_codes_below_and_above_the_dense_bound(top):
     for a, b in zip(unique_index_inverse(keys), numpys_unique(keys), strict=True):
         np.testing.assert_array_equal(a, b)
         assert a.dtype == b.dtype
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    hnp.arrays(np.int64, st.tuples(st.integers(0, 60), st.integers(0, 4)), elements=st.integers(0, 3)),
+    st.booleans(),
+)
+def test_row_codes_are_equal_exactly_where_rows_are(rows, same):
+    if same and len(rows):
+        rows[:] = rows[0]  # every row the same
+    codes = row_codes(rows)
+    assert codes.shape == (len(rows),)
+    if len(rows) and rows.shape[1]:
+        inverse = np.unique(rows, axis=0, return_inverse=True)[1].reshape(-1)
+        assert np.array_equal(codes[:, None] == codes[None, :], inverse[:, None] == inverse[None, :])
+        # mixed radix, the last column varying fastest: codes ascend as the rows do
+        order = np.lexsort(rows.T[::-1])
+        assert np.all(np.diff(codes[order]) >= 0)
