@@ -827,8 +827,9 @@ class InnerBox:
     Strayed rows are sorted again, on ranges centred where their unknowns are then, once listing
     them has cost `RENT` evaluations each on average (a ski rental: trying a row's bounds costs a
     few evaluations of it, and a line search's long trial step strays many unknowns at once).
-    Each sort and each stray changes the lists. An inner box sorted afresh within the last one
-    tries again only the rows the last one did not prove constant (`Culler._sort_inner_afresh`)."""
+    Each sort and each stray changes the lists. When an inner box is sorted afresh within the same
+    box, a row the previous inner box proved constant keeps its value unless it reads an unknown
+    that strayed or whose new range is not inside its previous one (`Culler._sort_inner_afresh`)."""
 
     def __init__(
         self, box: dict[int, Sorted], box_lo: np.ndarray, box_hi: np.ndarray, reach: float, n: int
