@@ -760,7 +760,7 @@ class Culler:
                 self.tried += len(outer.rows)
                 continue
             sort = old.sorts[k]
-            again = sort.open | sort.reads_strayed | sort.rows_reading(~within)  # (strayed: read_strayed)
+            again = sort.open | sort.reads_strayed | sort.rows_reading(~within)
             at = np.flatnonzero(again)
             values = sort.values.copy()
             values[at] = self._bounds_at(k, inner.lo, inner.hi, sort.rows[at])
