@@ -114,7 +114,7 @@ def shape_order(assignment: Assignment, rep: Reporter) -> list[tuple[str, ShapeS
             assert isinstance(plan.matches, MatchTable)
             subst = plan.matches.subst(match_index)
             for variable, field in local.placing:
-                place(f"{plan.substance_scope(subst[variable]).prefix}.{field}")
+                place(ObjectRef(plan.substance_scope(subst[variable]), field).key)
             continue
         scope = plan.context(match_index).scope
         for name in local.shapes:  # a local shape is met no earlier than its own scope

@@ -36,10 +36,9 @@ class LocalRoles:
         bound = bound_variables(plan)
         templates = [r.templates[r.variable in bound] for r in reads]
         self.path_error = any(t.how == ERROR for t in templates)
-        self.substance_fields = frozenset(
-            [t.field for t in templates if t.how == VARIABLE_FIELD and t.prop is None]
-            + [r.collection_field for r in reads if r.collection_field is not None]
-        )
+        placing = _placing(templates)
+        collected = [r.collection_field for r in reads if r.collection_field is not None]
+        self.substance_fields = frozenset([field for _, field in placing] + collected)
         simple = (
             not self.shapes
             and not self.path_error
@@ -47,14 +46,15 @@ class LocalRoles:
             and all(source.ctx is None for _, source in items)
             and all(r.collection_field is None for r in reads)
         )
-        self.placing = _placing(templates) if simple else None
+        self.placing = placing if simple else None
 
 
 def _placing(templates: list[PathTemplate]) -> list[tuple[str, str]]:
-    """The paths that can place a shape, as (variable, field), in reading order, of a block whose
-    scopes read plain paths alone (`LocalRoles.placing`): fields of the variables' objects. A
-    property (`x.icon.r`) is no shape, a local field is none in a block without local shapes, a
-    namespace's shapes are all placed before any local scope, and a variable itself is a value."""
+    """The fields of the variables' Substance objects that a block's paths read, as (variable,
+    field), in reading order: the shapes its scopes can place (`LocalRoles.substance_fields`,
+    `LocalRoles.placing`). A property (`x.icon.r`) is no shape, a local field is
+    none in a block without local shapes, a namespace's shapes are all placed before any local
+    scope, and a variable itself is a value."""
     return [(t.name, t.field) for t in templates if t.how == VARIABLE_FIELD and t.prop is None]
 
 
