@@ -597,19 +597,36 @@ def _select(s: IntervalState, e: Eqn, xs: list[Value]) -> list[Value]:
     if not isinstance(c, tuple):
         return [(b.emit1("select", c, x[0], y[0]), b.emit1("select", c, x[1], y[1]))]
     cond = s.defs.get(e.args[0])  # type: ignore[arg-type]
+    guarded: tuple[str, tuple[Atom, Atom]] | None = None
     if cond is not None and cond.prim in _MIN_MAX and x[0].ty is not Bool:
         # select(p < q, p, q) is min(p, q) (and the like): tighter than joining the branches
         if cond.args == e.args[1:]:
             return _minmax(s, Eqn(e.outs, _MIN_MAX[cond.prim], e.args[1:]), [a, other])
         if cond.args == e.args[:0:-1]:
             return _minmax(s, Eqn(e.outs, _SWAP[_MIN_MAX[cond.prim]], e.args[1:]), [a, other])
+        # select(p < q, r, q) where r is p's number read again (a kind's table holds each
+        # occurrence of a constant in a slot of its own): min(p, q) where p and r are the same point
+        if cond.args[1] == e.args[2]:
+            guarded = _MIN_MAX[cond.prim], pair(s.get(cond.args[0]))
+        elif cond.args[0] == e.args[2]:
+            guarded = _SWAP[_MIN_MAX[cond.prim]], pair(s.get(cond.args[1]))
     certain, possible = c
     either = join(b, x, y)
 
     def bound(k: int) -> Atom:
         return b.emit1("select", certain, x[k], b.emit1("select", possible, either[k], y[k]))
 
-    return [(bound(0), bound(1))]
+    lo, hi = bound(0), bound(1)
+    if guarded is not None:
+        prim, p = guarded
+        same = b.emit1(
+            "and",
+            b.emit1("eq", p[0], p[1]),
+            b.emit1("and", b.emit1("eq", x[0], p[0]), b.emit1("eq", x[1], p[1])),
+        )
+        lo = b.emit1("select", same, b.emit1(prim, x[0], y[0]), lo)
+        hi = b.emit1("select", same, b.emit1(prim, x[1], y[1]), hi)
+    return [(lo, hi)]
 
 
 def _vec(s: IntervalState, e: Eqn, xs: list[Value]) -> list[Value]:

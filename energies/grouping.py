@@ -102,3 +102,21 @@ def first_appearance(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     rank = np.empty_like(order)
     rank[order] = np.arange(len(order))
     return first[order], rank[inverse]
+
+
+def grouping(keys: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Positions grouped by key (each below n): (order, starts) for `groups`."""
+    order = stable_argsort(keys)
+    return order, np.concatenate([[0], np.cumsum(np.bincount(keys, minlength=n))])
+
+
+def groups(order: np.ndarray, starts: np.ndarray, which: np.ndarray) -> np.ndarray:
+    """The entries of the given groups of a grouping (`order[starts[g]:starts[g + 1]]` is group
+    g), concatenated, without a Python loop over the groups."""
+    first, last = starts[which], starts[which + 1]
+    lengths = last - first
+    total = int(lengths.sum())
+    if not total:
+        return np.zeros(0, np.int64)
+    shift = np.repeat(first - (np.cumsum(lengths) - lengths), lengths)
+    return order[np.arange(total) + shift]

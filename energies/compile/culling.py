@@ -42,6 +42,7 @@ import statistics
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -50,7 +51,7 @@ import adcore
 from adcore import Int, Real, Vec, fn, interval
 from adcore import math as am
 
-from ..grouping import stable_argsort
+from ..grouping import grouping, groups
 from .energy import _used
 from .kinds import GoalKind, KindColumn
 
@@ -84,6 +85,8 @@ INNER_LIFE = 8.0  # an unknown's inner range, in its own largest recent steps (`
 REGROW = 2.0  # an inner box is sorted afresh once its ranges span this many times what the steps ask
 OWN_FLOOR = 0.125  # an unknown's inner range is sized by its own steps, down to this share of the largest
 RENT = 4.0  # strayed rows are sorted again once listed this many evaluations each, on average
+DISTINCT_BY_MASK = 32  # row positions are made distinct through a mask over the rows from 1/32 of them on
+FLOOR_REACH = 1e100  # `Culler.floors` hold wherever every unknown is within this of 0
 PAIR = {"lo": Real, "hi": Real}
 
 
@@ -315,7 +318,7 @@ def index_kind(kind: GoalKind, x: np.ndarray) -> KindIndex:
     key = np.zeros(kind.n_rows, np.int64)
     for t, c in zip(trees, used):
         key = key * t.n_leaves + t.leaf_of_object[c.obj]
-    order, starts = _grouping(key, math.prod(shape))
+    order, starts = grouping(key, math.prod(shape))
     return KindIndex(trees, shape, key, order, starts, {})
 
 
@@ -418,25 +421,7 @@ def _rows_of(index: KindIndex, leaf_tuples: np.ndarray) -> np.ndarray:
     flat = np.zeros(len(leaf_tuples), np.int64)
     for k, t in enumerate(index.trees):
         flat = flat * t.n_leaves + t.first_leaf[leaf_tuples[:, k]]
-    return _groups(index.order, index.starts, flat)
-
-
-def _groups(order: np.ndarray, starts: np.ndarray, which: np.ndarray) -> np.ndarray:
-    """The entries of the given groups of a grouping (`order[starts[g]:starts[g + 1]]` is group
-    g), concatenated, without a Python loop over the groups."""
-    first, last = starts[which], starts[which + 1]
-    lengths = last - first
-    total = int(lengths.sum())
-    if not total:
-        return np.zeros(0, np.int64)
-    shift = np.repeat(first - (np.cumsum(lengths) - lengths), lengths)
-    return order[np.arange(total) + shift]
-
-
-def _grouping(keys: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """Positions grouped by key (each below n): (order, starts) for `_groups`."""
-    order = stable_argsort(keys)
-    return order, np.concatenate([[0], np.cumsum(np.bincount(keys, minlength=n))])
+    return groups(index.order, index.starts, flat)
 
 
 class CompiledBounds:
@@ -507,6 +492,7 @@ class Culler:
         self.bounds_fns = bounds_fns  # shared by problems of one structure (energies.compile.problem)
         self.time_limit = time_limit
         self.which = [k for k, kind in enumerate(kinds) if cullable(kind)]
+        self._floors: dict[int, float] | None = None  # `floors`, once asked
         self.bounds: dict[bool, dict[int, CompiledBounds]] = {}  # compiled when first needed, per
         # `near` (the rules for small boxes, for rows tried one by one; `bounds_function`)
         self.indexes: dict[int, KindIndex] = {}
@@ -558,6 +544,32 @@ class Culler:
             if not near:
                 self.which = list(found)
         return found
+
+    def floors(self) -> dict[int, float]:
+        """Per cullable kind with an interval rule: a number no row of it is below, wherever the
+        unknowns are within `FLOOR_REACH` of 0 (the lower end of its term's bounds on the box of
+        every unknown within that and each constant within its column's range: one bound, the
+        root of every column's tree). Kinds whose bounds are not finite there have none."""
+        if self._floors is None:
+            self._floors = {}
+            for k, bounds in self._compiled_bounds().items():
+                boxes = []
+                for c in _used(self.kinds[k]):
+                    consts = c.consts if c.n_objects else np.zeros((1, c.n_consts))
+                    reach = np.full((1, c.width), FLOOR_REACH)
+                    boxes.append(
+                        ColumnBoxes(
+                            build_tree(np.zeros((1, 0))),
+                            -reach,
+                            reach,
+                            consts.min(axis=0)[None],
+                            consts.max(axis=0)[None],
+                        )
+                    )
+                lo, _ = bounds(boxes, np.zeros((1, len(boxes)), np.int64))
+                if np.isfinite(lo[0]):
+                    self._floors[k] = float(lo[0])
+        return self._floors
 
     def new_stage(self) -> None:
         """A stage has other goals and unknowns, so other costs: its policy starts afresh."""
@@ -756,7 +768,7 @@ class Culler:
         for k, outer in box.items():
             if old is None or within is None:
                 values = self._bounds_at(k, inner.lo, inner.hi, outer.rows)
-                inner.sorts[k] = InnerSort.of(self.kinds[k], outer.rows, values)
+                inner.sorts[k] = InnerSort.of(self.kinds[k], outer.rows, values, self.radius > 0)
                 self.tried += len(outer.rows)
                 continue
             sort = old.sorts[k]
@@ -764,9 +776,7 @@ class Culler:
             at = np.flatnonzero(again)
             values = sort.values.copy()
             values[at] = self._bounds_at(k, inner.lo, inner.hi, sort.rows[at])
-            inner.sorts[k] = InnerSort(
-                sort.rows, values, sort.columns, np.zeros(len(values), bool), np.isnan(values)
-            )
+            inner.sorts[k] = InnerSort.settled_on(sort.rows, values, sort.readers)
             self.tried += len(at)
         self._charge(time.perf_counter() - start)
         return inner
@@ -780,38 +790,91 @@ class Culler:
 @dataclass
 class InnerSort:
     """A kind's rows left in at the box, and per row its term's value on the inner box where that
-    is constant (NaN where not), and whether it reads a strayed unknown (`InnerBox`)."""
+    is constant (NaN where not), and whether it reads a strayed unknown (`InnerBox`).
+
+    Its listing is kept as marks change, not taken again over all the box's rows at every
+    evaluation: the sum of the proved values (`settled`) is taken when values are settled, and the
+    proved values of strayed rows (`strayed_settled`) are summed as rows stray; a row listed is
+    open or strayed. `listed()` is rebuilt only after a change."""
 
     rows: np.ndarray  # the box's rows (`Sorted.rows` of the box)
-    values: np.ndarray  # set through `settle`, which keeps `open` with it
-    columns: list[tuple[KindColumn, np.ndarray, np.ndarray]]  # per column reading unknowns: it, and
-    # its objects' positions in `rows` (`_grouping`), to find the rows of a few objects at once
+    values: np.ndarray  # set through `settle_strays`, which keeps `open` and `settled` with it
+    readers: tuple[np.ndarray, np.ndarray]  # the positions in `rows` of the rows reading each
+    # unknown the stage varies (`grouping` by unknown: (order, starts)), to find the rows of a few
+    # unknowns at once
     reads_strayed: np.ndarray  # per row: it reads a strayed unknown
     open: np.ndarray  # per row: isnan(values), not proved constant on the inner box
     strayed_rows: int = 0  # how many rows reads_strayed marks
+    settled: float = 0.0  # the sum of `values` where not open
+    strayed_settled: float = 0.0  # the sum of `values` where not open and reads_strayed
+    _listed: Sorted | None = None  # `listed()` since the last change
 
     @classmethod
-    def of(cls, kind: GoalKind, rows: np.ndarray, values: np.ndarray) -> InnerSort:
-        columns = [(c, *_grouping(c.obj[rows], c.n_objects)) for c in _used(kind) if c.width]
-        return cls(rows, values, columns, np.zeros(len(rows), bool), np.isnan(values))
+    def of(cls, kind: GoalKind, rows: np.ndarray, values: np.ndarray, varying: np.ndarray) -> InnerSort:
+        """The rows with their values on a new inner box; `varying`: the unknowns that may stray."""
+        unknowns, positions = [], []
+        for c in _used(kind):
+            if c.width:
+                read = c.slots[c.obj[rows]]  # (rows, width)
+                moves = varying[read]
+                unknowns.append(read[moves])
+                positions.append(np.nonzero(moves)[0])
+        unknown = np.concatenate(unknowns) if unknowns else np.zeros(0, np.int64)
+        position = np.concatenate(positions) if positions else np.zeros(0, np.int64)
+        order, starts = grouping(unknown.astype(np.int64), len(varying))
+        return cls.settled_on(rows, values, (position[order], starts))
 
-    def settle(self, at: np.ndarray, values: np.ndarray) -> None:
-        """The rows at positions `at` sorted again: their values (NaN where not constant)."""
-        self.values[at] = values
-        self.open[at] = np.isnan(values)
+    @classmethod
+    def settled_on(
+        cls, rows: np.ndarray, values: np.ndarray, readers: tuple[np.ndarray, np.ndarray]
+    ) -> InnerSort:
+        """The rows with their values on a new inner box, none strayed."""
+        sort = cls(rows, values, readers, np.zeros(len(rows), bool), np.isnan(values))
+        sort.settled = float(values[~sort.open].sum())
+        return sort
+
+    def settle_strays(self, bounds: Callable[[np.ndarray], np.ndarray]) -> int:
+        """Sort the strayed rows again, `bounds` giving their values (NaN where not constant) on
+        the ranges now; the rows tried. Their old proved values leave `settled` as their new enter."""
+        at = np.flatnonzero(self.reads_strayed)
+        values = bounds(self.rows[at])
+        proved = ~np.isnan(values)
+        self.values[at], self.open[at] = values, ~proved
+        self.settled += float(values[proved].sum()) - self.strayed_settled
+        self.reads_strayed[at] = False
+        self.strayed_rows, self.strayed_settled, self._listed = 0, 0.0, None
+        return len(at)
 
     def rows_reading(self, unknowns: np.ndarray) -> np.ndarray:
-        """Per row: whether it reads one of the `unknowns` (bool over x)."""
+        """Per row: whether it reads one of the `unknowns` (bool over x) the stage varies."""
         out = np.zeros(len(self.rows), bool)
-        for c, order, starts in self.columns:
-            out[_groups(order, starts, np.flatnonzero(c.objects_reading(unknowns)))] = True
+        out[groups(*self.readers, np.flatnonzero(unknowns))] = True
         return out
 
     def stray(self, newly: np.ndarray) -> int:
-        """Mark the rows reading the unknowns `newly` (bool over x); how many were not marked yet."""
-        self.reads_strayed |= self.rows_reading(newly)
-        before, self.strayed_rows = self.strayed_rows, int(np.count_nonzero(self.reads_strayed))
-        return self.strayed_rows - before
+        """Mark the rows reading the unknowns `newly` (int indices into x, all varying); how many
+        were not marked yet."""
+        at = groups(*self.readers, newly)
+        at = at[~self.reads_strayed[at]]
+        if len(at) * DISTINCT_BY_MASK > len(self.rows):  # (np.unique sorts: O(k log k))
+            fresh = np.zeros(len(self.rows), bool)
+            fresh[at] = True
+            at = np.flatnonzero(fresh)
+        else:
+            at = np.unique(at)
+        if len(at):
+            self.reads_strayed[at] = True
+            self.strayed_rows += len(at)
+            self.strayed_settled += float(self.values[at[~self.open[at]]].sum())
+            self._listed = None
+        return len(at)
+
+    def listed(self, box_constant: float) -> Sorted:
+        """The rows listed (open or strayed), and the constant the others add to the box's."""
+        if self._listed is None:
+            keep = self.open | self.reads_strayed
+            self._listed = Sorted(self.rows[keep], box_constant + (self.settled - self.strayed_settled), 0)
+        return self._listed
 
 
 class InnerBox:
@@ -858,31 +921,23 @@ class InnerBox:
         if not newly.any():
             return False
         self.strayed |= newly
-        self.stray_rows += sum(sort.stray(newly) for sort in self.sorts.values())
+        at = np.flatnonzero(newly)
+        self.stray_rows += sum(sort.stray(at) for sort in self.sorts.values())
         return True
 
     def sort_strays(self, x: np.ndarray, half: np.ndarray, bounds_at: RowBounds) -> int:
         """Centre the strayed unknowns' ranges at x and sort their rows again; the rows tried."""
         self.recentre(self.strayed, x, half)
         self.strayed[:] = False
-        tried = 0
-        for k, sort in self.sorts.items():
-            at = np.flatnonzero(sort.reads_strayed)
-            sort.settle(at, bounds_at(k, self.lo, self.hi, sort.rows[at]))
-            tried += len(at)
-            sort.reads_strayed[:] = False
-            sort.strayed_rows = 0
+        tried = sum(
+            sort.settle_strays(partial(bounds_at, k, self.lo, self.hi)) for k, sort in self.sorts.items()
+        )
         self.stray_rows, self.rent = 0, 0.0
         return tried
 
     def lists(self) -> dict[int, Sorted]:
         """Per kind, the rows listed (left in or strayed) and the constant the others add."""
-        out = {}
-        for k, sort in self.sorts.items():
-            listed = sort.open | sort.reads_strayed
-            constant = self.box[k].constant + float(sort.values[~listed].sum())
-            out[k] = Sorted(sort.rows[listed], constant, 0)
-        return out
+        return {k: sort.listed(self.box[k].constant) for k, sort in self.sorts.items()}
 
 
 def _spread(x: np.ndarray, varying: np.ndarray) -> float:

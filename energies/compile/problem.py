@@ -24,7 +24,7 @@ from ..infeasible import fixed_constraints
 from ..limits import check_deadline
 from ..optimize.optimizer import GoalValues, StageSpec
 from ..optimize.structure import stage_carry
-from .culling import Culler, Sorted, cullable
+from .culling import FLOOR_REACH, Culler, Sorted, cullable
 from .energy import (
     GRADIENT,
     LEADING,
@@ -156,7 +156,6 @@ class CompiledProblem:
         self.wasm_seconds = time.perf_counter() - t1
         carry = stage_carry(diagram)  # keeps a large structured diagram's objects together
         self.stages = [replace(self._stage(name), carry=carry) for name in diagram.stages]
-        self._penalties_only = [not stage.objectives.any() for stage in self.stages]
         self._active_stage: int | None = None
         # the rows each kind lists: the current stage's (`_whole`), or those left in at the culler's
         # box (`_box`: the lists and (c_obj, c_pen), what the goals left out contribute)
@@ -313,18 +312,21 @@ class CompiledProblem:
 
     def _energy_alone(self, x: np.ndarray, stage: int, weight: float, above: float = math.inf) -> float:
         """φ alone at x (`energy_alone`): the number `energy_and_grad` answers there, by the energy's
-        loops without derivatives; the gradient at x, if asked next, reuses its rows. In a stage
-        without objectives every term, and every culled constant, is a penalty λ max(c, 0)² >= 0,
-        so φ over the first `PREFIX_SHARE`-th of each row list (the loops sum rows in list order:
-        a partial sum of the same sequence) is a lower bound of φ; where it already exceeds `above`
-        it is the answer (the optimizer's `ValueOnly`), at that share of the cost. A long trial step
-        of a packed layout fails its test by far."""
+        loops without derivatives; the gradient at x, if asked next, reuses its rows. Where φ need
+        only be shown to exceed `above` (the optimizer's `ValueOnly`: a line search's long trial
+        step fails its test by far) a lower bound may do, at a fraction of the cost: every
+        penalty term, and every culled constant, is >= 0, and an objective row is at least its
+        kind's floor (`Culler.floors`), so φ over the first `PREFIX_SHARE`-th of each row list (the
+        loops sum rows in list order: a partial sum of the same sequence), plus each objective
+        kind's floor for each row left out, is below φ; where it already exceeds `above` it is the
+        answer. Objective kinds without a floor are summed whole."""
         culled = self._activate(stage, x, sort=False)
         self.vg.input(0)[...] = x
         energy = math.nan
-        if above < math.inf and self._penalties_only[stage] and sum(self.counts) >= PREFIX_MIN_ROWS:
-            prefix = [-(-count // PREFIX_SHARE) for count in self.counts]
-            energy = self.vg.call_raw(weight, *self.culled, VALUE_ONLY, *prefix)
+        if above < math.inf and sum(self.counts) >= PREFIX_MIN_ROWS:
+            bound = self._prefix_bound(x, weight)
+            if bound is not None and bound > above:
+                energy = bound
         if not energy > above:  # (NaN too)
             energy = self.vg.call_raw(weight, *self.culled, VALUE_ONLY, *self.counts)
         if self.culler is not None:
@@ -332,6 +334,22 @@ class CompiledProblem:
         self.evaluations += 1
         self._valued = (stage, x.copy(), culled)
         return float(energy)
+
+    def _prefix_bound(self, x: np.ndarray, weight: float) -> float | None:
+        """A lower bound of φ at x over the listed rows (`_energy_alone`), or None where no kind's
+        rows may be left out."""
+        floors = self.culler.floors() if self.culler is not None else {}
+        if floors and float(np.max(np.abs(x), initial=0.0)) > FLOOR_REACH:
+            floors = {}
+        prefix, below = list(self.counts), 0.0
+        for k, (kind, count) in enumerate(zip(self.kinds, self.counts)):
+            floor = 0.0 if kind.goal == "constraint" else floors.get(k)
+            if floor is not None:
+                prefix[k] = -(-count // PREFIX_SHARE)
+                below += floor * (count - prefix[k])
+        if prefix == self.counts:
+            return None
+        return float(self.vg.call_raw(weight, *self.culled, VALUE_ONLY, *prefix)) + below
 
     def _row_values(self, x: np.ndarray, lists: Sequence[np.ndarray]) -> list[np.ndarray]:
         """Per kind, the values at x of the rows `lists[k]` (ascending), in that order: one

@@ -226,6 +226,26 @@ def test_clamps_give_exact_points() -> None:
     assert box1(fn([Real], Real, lambda x: x * 0.0), -7.0, 3.0) == {"lo": 0.0, "hi": 0.0}
 
 
+def test_a_clamp_whose_bound_is_read_twice_is_a_min_where_both_reads_are_one_point() -> None:
+    """select(c0 < y, c1, y): a kind's table holds each occurrence of a constant in a slot of its
+    own, so Penrose's min(5, y) reads 5 twice. Where both slots hold the same point it is min(c0, y)
+    (upper end 5, not the hull's 9); where they differ, or are not points, the branches' hull."""
+    f = fn([Vec(2, Real), Real], Real, lambda c, x: select(c[0] < x * x, c[1], x * x))
+    swapped = fn([Vec(2, Real), Real], Real, lambda c, x: select(x * x > c[0], c[1], x * x))
+
+    def at(g: adcore.Fn, c0: tuple[float, float], c1: tuple[float, float]) -> dict[str, float]:
+        c = [{"lo": c0[0], "hi": c0[1]}, {"lo": c1[0], "hi": c1[1]}]
+        return interp(interval(g))(c, {"lo": 1.0, "hi": 3.0})
+
+    for g in (f, swapped):
+        r = at(g, (5.0, 5.0), (5.0, 5.0))
+        assert r["hi"] == 5.0 and 1.0 - 1e-14 < r["lo"] <= 1.0
+        assert at(g, (5.0, 5.0), (6.0, 6.0))["hi"] >= 9.0  # another number: its own branch
+        assert at(g, (4.0, 5.0), (4.0, 5.0))["hi"] >= 9.0  # ranges, not points: they may differ
+    capped = fn([Vec(2, Real), Real], Real, lambda c, x: -select(c[0] < x * x, c[1], x * x))
+    assert interp(interval(capped))([{"lo": 5.0, "hi": 5.0}] * 2, {"lo": -1e100, "hi": 1e100})["lo"] == -5.0
+
+
 def test_squared_penalty_of_a_satisfied_constraint_is_exactly_zero() -> None:
     penalty = fn([Real, Real], Real, lambda x, y: am.max(x - y + 1.0, 0.0) ** 2)
     run = interp(interval(penalty))
