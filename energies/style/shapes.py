@@ -15,6 +15,7 @@ A shape's `name` is its path (e.g. "`A`.icon"), as Penrose names shapes.
 from __future__ import annotations
 
 from difflib import get_close_matches
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from energies.diagram import ShapeInstance
@@ -130,7 +131,7 @@ def build_shape(ev: Evaluator, ref: ObjectRef, source: ShapeSource) -> ShapeInst
                 f"or a number, not {arith.kind_of(value)}",
                 "BadShapeParamTypeError",
             )
-        close = get_close_matches(name, spec.props, n=1, cutoff=MISSPELLING)
+        close = _misspelt(source.kind, name)
         if close:  # a name far from every property is a deliberate SVG attribute (opacity, style)
             ev.rep.warn(
                 prop_source.pos,
@@ -142,6 +143,12 @@ def build_shape(ev: Evaluator, ref: ObjectRef, source: ShapeSource) -> ShapeInst
     shape = ShapeInstance(ref.key, source.kind, props)
     ev.shapes[ref.key] = shape
     return shape
+
+
+@cache  # asked for every shape with the property: a thousand labels, one question
+def _misspelt(kind: str, name: str) -> list[str]:
+    """The property of `kind` that `name` reads as a misspelling of (a list of at most one)."""
+    return get_close_matches(name, SHAPE_TYPES[kind].props, n=1, cutoff=MISSPELLING)
 
 
 def check_prop(ev: Evaluator, ref: ObjectRef, name: str, ptype: PropType, value: Any, pos: Pos) -> Any:
