@@ -21,6 +21,7 @@ import pytest
 
 from energies.compile import culling
 from energies.compile.culling import Culler, build_tree, index_kind
+from energies.compile.kinds import KindColumn
 from energies.compile.problem import CompiledProblem
 from energies.diagram import Column, Diagram, GoalTable, ShapeInstance, Unknowns
 from energies.diagram_build import build_diagram
@@ -626,3 +627,54 @@ def test_an_index_whose_objects_moved_away_is_built_again() -> None:
     c.center, c.strays = None, 1
     culled.energy_and_grad(moved + 2e-3, 0, 1.0)
     assert c.tried - tried <= 1.5 * (f.tried - before)
+
+
+def test_an_inner_sorts_listing_kept_as_rows_stray_and_settle_is_the_listing_taken_afresh() -> None:
+    """`InnerSort` keeps its rows listed and its constant as unknowns stray and strayed rows are
+    settled again, instead of taking them over all rows at every change. Oracle: the rows that
+    are open or read a strayed unknown, and the sum of the others' values, taken afresh, after
+    each of a random sequence of strays and settles."""
+    rng = np.random.default_rng(3)
+    problem = CompiledProblem(circles(30, 4, spread=50.0), cache=None)
+    kind = next(kd for kd in problem.kinds if kd.name == "disjoint")  # 435 rows over 60 unknowns
+    rows = np.arange(kind.n_rows)
+    values = np.where(rng.random(len(rows)) < 0.3, np.nan, rng.normal(0, 100, len(rows)))
+    varying = np.ones(60, bool)
+    varying[rng.choice(60, 6, replace=False)] = False
+    sort = culling.InnerSort.of(kind, rows, values.copy(), varying)
+    one = np.eye(60, dtype=bool)
+    reads = np.stack([np.any([c.reads(one[u]) for c in kind.columns if c.width], axis=0) for u in range(60)])
+    strayed = np.zeros(60, bool)
+    for _ in range(40):
+        if rng.random() < 0.75:
+            newly = rng.choice(np.flatnonzero(varying & ~strayed), 2) if (varying & ~strayed).any() else []
+            strayed[newly] = True
+            sort.stray(np.unique(np.asarray(newly, np.int64)))
+        else:
+            fresh = np.where(rng.random(len(rows)) < 0.3, np.nan, rng.normal(0, 100, len(rows)))
+            sort.settle_strays(fresh.__getitem__)
+            hit = reads[strayed].any(axis=0)
+            values[hit] = fresh[hit]
+            strayed[:] = False
+        reading = reads[strayed].any(axis=0)
+        listed = np.isnan(values) | reading
+        got = sort.listed(7.0)
+        np.testing.assert_array_equal(got.rows, rows[listed])
+        assert math.isclose(got.constant, 7.0 + float(values[~listed].sum()), rel_tol=1e-12, abs_tol=1e-9)
+        assert sort.strayed_rows == int(reading.sum())
+
+
+def test_a_columns_readers_of_a_few_unknowns_are_those_its_full_mask_finds() -> None:
+    """`KindColumn.objects_reading_any` (through the column's reads inverted) against
+    `objects_reading` (a pass over every object), on random tables: unknowns read by several
+    objects, by none, beyond every slot, and columns without unknowns."""
+    rng = np.random.default_rng(5)
+    for _ in range(300):
+        n, width, n_x = int(rng.integers(1, 40)), int(rng.integers(0, 5)), 50
+        slots = rng.integers(0, n_x - 5, (n, width)).astype(np.int32)
+        column = KindColumn(np.zeros(1, np.int32), slots, np.zeros((n, 0)))
+        unknowns = np.unique(rng.integers(0, n_x, int(rng.integers(0, 8))))
+        mask = np.zeros(n_x, bool)
+        mask[unknowns] = True
+        expected = np.flatnonzero(column.objects_reading(mask))
+        np.testing.assert_array_equal(column.objects_reading_any(unknowns), expected)

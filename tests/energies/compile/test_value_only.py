@@ -9,6 +9,7 @@ points far from the initial state.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -138,30 +139,39 @@ def test_above_its_bound_the_energy_alone_of_penalties_may_be_a_partial_sum(spre
     assert not problem.stages[0].objectives.any()
     rng = np.random.default_rng(int(spread))
     p = np.array(d.unknowns.x0) + rng.normal(0, spread, len(d.unknowns.x0))
+    assert _partial_sums(problem, p, lambda phi: (0.0, 0.01 * phi, 0.5 * phi, 0.999 * phi, phi, 2 * phi))
+
+
+def _partial_sums(
+    problem: CompiledProblem, p: np.ndarray, aboves: Callable[[float], tuple[float, ...]]
+) -> int:
+    """φ alone at p against each bound `aboves(φ)`, at two weights: where φ exceeds the bound the
+    answer lies in (above, φ], elsewhere it is φ bit for bit (oracle: the gradient call's φ); how
+    many answers were partial sums below φ."""
     partial = 0
     for weight in (1e3, 1e5):
         phi, _ = problem.energy_and_grad(p, 0, weight)
         assert sum(problem.counts) >= problem_mod.PREFIX_MIN_ROWS
-        for above in (0.0, 0.01 * phi, 0.5 * phi, 0.999 * phi, phi, 2 * phi):
+        for above in aboves(phi):
             f = _alone(problem, p, 0, weight, above)
             if phi <= above:
                 assert np.float64(f).tobytes() == np.float64(phi).tobytes()
             else:
                 assert above < f <= phi
                 partial += f < phi
-    assert partial  # a partial sum settled some test (else this would not test it)
+    return partial
 
 
 def test_the_energy_alone_of_a_stage_with_objectives_is_whole_above_any_bound() -> None:
-    # without culling no objective kind has a floor: its rows are summed whole, so a stage whose
-    # objectives are most of its rows is answered by φ itself
-    d = circles(200, 2, spread=300.0)  # disjoint, and notTooClose objectives
+    # without culling no objective kind has a floor, so its rows are summed whole: where they are
+    # half the rows (19,900 notTooClose beside 19,900 disjoint) a partial sum would not pay, and φ
+    # itself is the answer
+    d = circles(200, 2, spread=300.0)
     problem = CompiledProblem(d, cache=None, culling=False)
     x = np.array(d.unknowns.x0)
     phi, _ = problem.energy_and_grad(x, 0, 1e3)
     assert sum(problem.counts) >= problem_mod.PREFIX_MIN_ROWS
-    f = _alone(problem, x, 0, 1e3, above=-math.inf)
-    assert -math.inf < f <= phi
+    assert np.float64(_alone(problem, x, 0, 1e3, above=-math.inf)).tobytes() == np.float64(phi).tobytes()
 
 
 CAPPED = (
@@ -188,15 +198,6 @@ def test_above_its_bound_objectives_count_their_rows_left_out_at_their_kinds_flo
     p = np.array(d.unknowns.x0) + rng.normal(0, spread, len(d.unknowns.x0))
     objectives = problem.goal_values(p).objectives
     assert objectives.min() >= -30.0 and np.isclose(objectives.min(), -30.0)
-    partial = 0
-    for weight in (1e3, 1e5):
-        phi, _ = problem.energy_and_grad(p, 0, weight)
-        assert sum(problem.counts) >= problem_mod.PREFIX_MIN_ROWS
-        for above in (phi - 2 * abs(phi) - 1e6, phi - 0.99 * abs(phi), phi - 1e-3, phi, phi + 1.0):
-            f = _alone(problem, p, 0, weight, above)
-            if phi <= above:
-                assert np.float64(f).tobytes() == np.float64(phi).tobytes()
-            else:
-                assert above < f <= phi
-                partial += f < phi
-    assert partial  # a partial sum settled some test (else this would not test it)
+    assert _partial_sums(
+        problem, p, lambda phi: (phi - 2 * abs(phi) - 1e6, phi - 0.99 * abs(phi), phi - 1e-3, phi)
+    )
