@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from functools import cache, cached_property
+from functools import cache
 from itertools import chain
 from typing import Any, Literal
 
@@ -30,7 +30,7 @@ import numpy as np
 
 from ..diagram import GoalInstance, GoalTable
 from ..expr import Fixed, Sig, SlotReader, is_zero, replay, signature
-from ..grouping import first_appearance, grouping, groups, row_codes, runs, unique_index_inverse
+from ..grouping import first_appearance, row_codes, runs, unique_index_inverse
 
 Memo = dict[int, Sig]  # signatures by object id, shared while the objects are alive
 
@@ -101,20 +101,6 @@ class KindColumn:
     def objects_reading(self, mask: np.ndarray) -> np.ndarray:
         """Per object: whether it reads an entry of x where `mask` (bool over x) is set."""
         return mask[self.slots].any(axis=1) if self.width else np.zeros(self.n_objects, bool)
-
-    def objects_reading_any(self, unknowns: np.ndarray) -> np.ndarray:
-        """The objects that read one of the entries `unknowns` (int indices into x), ascending:
-        through the column's reads inverted (`_readers`), in time with the objects found, where
-        `objects_reading` passes over every object."""
-        order, starts = self._readers
-        unknowns = unknowns[unknowns < len(starts) - 1]
-        return np.unique(groups(order, starts, unknowns) // max(self.width, 1))
-
-    @cached_property
-    def _readers(self) -> tuple[np.ndarray, np.ndarray]:
-        """The positions of `slots.ravel()` grouped by the entry of x they read (`grouping`)."""
-        flat = self.slots.ravel().astype(np.int64)
-        return grouping(flat, int(flat.max(initial=-1)) + 1)
 
     def reads(self, mask: np.ndarray) -> np.ndarray:
         """Per row: whether the row's object reads an entry of x where `mask` (bool over x) is set."""

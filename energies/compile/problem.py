@@ -314,10 +314,10 @@ class CompiledProblem:
         """φ alone at x (`energy_alone`): the number `energy_and_grad` answers there, by the energy's
         loops without derivatives; the gradient at x, if asked next, reuses its rows. Where φ need
         only be shown to exceed `above` (the optimizer's `ValueOnly`: a line search's long trial
-        step fails its test by far) a lower bound may do, at a fraction of the cost: every
-        penalty term, and every culled constant, is >= 0, and an objective row is at least its
-        kind's floor (`Culler.floors`), so φ over the first `PREFIX_SHARE`-th of each row list (the
-        loops sum rows in list order: a partial sum of the same sequence), plus each objective
+        step fails its test by far) a lower bound may do, at a fraction of the cost: a penalty
+        term is >= 0 and an objective row is at least its kind's floor (`Culler.floors`), so φ
+        over the first `PREFIX_SHARE`-th of each row list (the loops sum rows in list order, and
+        add the culled constants whole: a partial sum of the same sequence), plus each objective
         kind's floor for each row left out, is below φ; where it already exceeds `above` it is the
         answer. Objective kinds without a floor are summed whole."""
         culled = self._activate(stage, x, sort=False)

@@ -21,7 +21,6 @@ import pytest
 
 from energies.compile import culling
 from energies.compile.culling import Culler, build_tree, index_kind
-from energies.compile.kinds import KindColumn
 from energies.compile.problem import CompiledProblem
 from energies.diagram import Column, Diagram, GoalTable, ShapeInstance, Unknowns
 from energies.diagram_build import build_diagram
@@ -662,19 +661,3 @@ def test_an_inner_sorts_listing_kept_as_rows_stray_and_settle_is_the_listing_tak
         np.testing.assert_array_equal(got.rows, rows[listed])
         assert math.isclose(got.constant, 7.0 + float(values[~listed].sum()), rel_tol=1e-12, abs_tol=1e-9)
         assert sort.strayed_rows == int(reading.sum())
-
-
-def test_a_columns_readers_of_a_few_unknowns_are_those_its_full_mask_finds() -> None:
-    """`KindColumn.objects_reading_any` (through the column's reads inverted) against
-    `objects_reading` (a pass over every object), on random tables: unknowns read by several
-    objects, by none, beyond every slot, and columns without unknowns."""
-    rng = np.random.default_rng(5)
-    for _ in range(300):
-        n, width, n_x = int(rng.integers(1, 40)), int(rng.integers(0, 5)), 50
-        slots = rng.integers(0, n_x - 5, (n, width)).astype(np.int32)
-        column = KindColumn(np.zeros(1, np.int32), slots, np.zeros((n, 0)))
-        unknowns = np.unique(rng.integers(0, n_x, int(rng.integers(0, 8))))
-        mask = np.zeros(n_x, bool)
-        mask[unknowns] = True
-        expected = np.flatnonzero(column.objects_reading(mask))
-        np.testing.assert_array_equal(column.objects_reading_any(unknowns), expected)
