@@ -190,6 +190,8 @@ def cmd_render(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
         if tty:
             sys.stderr.write("\n")
         print(f"layout failed ({e.status}): {e}", file=sys.stderr)
+        if e.status == "timeout":
+            print("raise the limit with --time-limit SECONDS", file=sys.stderr)
         return EXIT_LAYOUT
     except Exception:  # noqa: BLE001 - a bug of ours, not the user's: say so and show where
         import traceback

@@ -205,7 +205,7 @@ def render_trio(
             }
             return _render_trio(domain, substance, style, variation, exclude_warnings, time_limit, options)
     except DeadlineExceeded as e:
-        message = f"the layout exceeded its time limit of {time_limit:g} s while {e.phase}"
+        message = f"{_out_of_time(time_limit)} while {e.phase}"
         raise LayoutError("timeout", message) from None
 
 
@@ -266,7 +266,7 @@ def render_diagram(
                 caches=caches or PROCESS_CACHES,
             )
     except DeadlineExceeded as e:
-        message = f"the layout exceeded its time limit of {time_limit:g} s while {e.phase}"
+        message = f"{_out_of_time(time_limit)} while {e.phase}"
         raise LayoutError("timeout", message) from None
 
 
@@ -314,11 +314,11 @@ def _lay_out(
     except OptimizeError as e:
         raise LayoutError("nan", str(e), e.goal) from e
     except WasmTimeout as e:
-        raise LayoutError("timeout", f"the layout exceeded its time limit of {time_limit:g} s") from e
+        raise LayoutError("timeout", f"{_out_of_time(time_limit)} while optimizing") from e
     except WasmTrap as e:
         raise LayoutError("optimize-error", str(e)) from e
     if result.status == "TimeLimit":
-        raise LayoutError("timeout", f"the layout exceeded its time limit of {time_limit:g} s")
+        raise LayoutError("timeout", f"{_out_of_time(time_limit)} {_how_far(result)}")
     t2 = time.perf_counter()
     shapes = concrete_shapes(diagram.shapes, result.x)
     svg = render_svg(
@@ -334,6 +334,19 @@ def _lay_out(
     infeasible = infeasible_warnings(compiled, result)
     why = diagnose(compiled, result)
     return Rendering(svg, diagram, result, timings, problem.cache_hit, found, infeasible, why)
+
+
+def _out_of_time(time_limit: float) -> str:
+    return f"the layout exceeded its time limit of {time_limit:g} s"
+
+
+def _how_far(result: OptimizeResult) -> str:
+    """Where a layout the time limit cut had got to: its stage, and the evaluations so far."""
+    ran = [r for r in result.stages if r.status != "NotRun"]
+    stage = ""
+    if ran and ran[-1].name:
+        stage = f" in layout stage `{ran[-1].name}` ({len(ran)} of {len(result.stages)})"
+    return f"while optimizing{stage}, after {result.evaluations:,} evaluations of its energy"
 
 
 def _compile(diagram: Diagram, caches: Caches, time_limit: float) -> Any:

@@ -188,7 +188,7 @@ def test_layout_failure_exits_3(tmp_path):
         "0.5",
     )
     assert done.returncode == 3, done.stderr
-    assert "timeout" in done.stderr
+    assert "timeout" in done.stderr and "raise the limit with --time-limit SECONDS" in done.stderr
 
 
 def test_internal_error_exits_4(monkeypatch, tmp_path, capsys):

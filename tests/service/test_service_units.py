@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -176,6 +177,21 @@ def test_a_layout_out_of_time_before_wasm_is_a_timeout_naming_the_phase():
     outcome = run_layout({**job, "timeLimit": 0.3})
     assert (outcome.kind, outcome.status) == ("layout", "timeout")
     assert outcome.message.startswith("the layout exceeded its time limit of 0.3 s while ")
+
+
+def test_a_layout_out_of_time_while_optimizing_says_how_far_it_got():
+    """300 circles that cannot all fit a 60 x 60 canvas: the penalty weight grows round after round
+    until the time limit; the message says the layout was optimizing, and for how long."""
+    style = "canvas {\n  width = 60\n  height = 60\n}\n"
+    style += "forall Set x { x.icon = Circle { r: 10 } }\n"
+    style += "forall Set x; Set y { ensure disjoint(x.icon, y.icon, 2) }\n"
+    job = {"domain": "type Set", "substance": "Set s_i for i in [1, 300]", "style": style}
+    outcome = run_layout({**job, "timeLimit": 2})
+    assert (outcome.kind, outcome.status) == ("layout", "timeout")
+    so_far = r"(, after [\d,]+ evaluations of its energy)?"  # (none where Wasm itself was cut)
+    assert re.fullmatch(
+        f"the layout exceeded its time limit of 2 s while optimizing{so_far}", outcome.message
+    )
 
 
 def test_an_energy_wasm_cannot_compile_is_a_layout_error_not_a_crash(monkeypatch):
