@@ -548,8 +548,9 @@ class Culler:
     def floors(self) -> dict[int, float]:
         """Per cullable kind with an interval rule: a number no row of it is below, wherever the
         unknowns are within `FLOOR_REACH` of 0 (the lower end of its term's bounds on the box of
-        every unknown within that and each constant within its column's range: one bound, the
-        root of every column's tree). Kinds whose bounds are not finite there have none."""
+        every unknown within that and each constant between its column's minimum and maximum: one
+        interval evaluation, on one such box per column). Kinds whose bounds are not finite there
+        have none."""
         if self._floors is None:
             self._floors = {}
             for k, bounds in self._compiled_bounds().items():
