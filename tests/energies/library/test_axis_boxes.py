@@ -7,14 +7,16 @@ turned, both for those that are)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
 import adcore
-from adcore import interval
+from adcore import Real, Vec, fn, interval, vjp
 from energies.compile import compile_problem
 from energies.diagram_build import build_diagram
-from energies.library.bbox import bbox_axis_rect, bbox_rotated_rect
+from energies.library.bbox import bbox_axis_rect, bbox_from_points, bbox_rotated_rect, rect_pts
 
 
 def _bits(box: dict) -> bytes:
@@ -29,6 +31,44 @@ def test_the_unturned_box_is_the_turned_box_at_zero_bit_for_bit(scale: float) ->
         c = list(rng.uniform(-1, 1, 2) * scale)
         w, h, sw = rng.uniform(0.5, 80), rng.uniform(0.5, 40), rng.uniform(0, 4) * (rng.random() < 0.5)
         assert _bits(axis(c, w, h, sw)) == _bits(turned(c, w, h, 0.0, sw))
+
+
+# The unturned box as the four corners' box (`bbox_from_points`, Penrose's chains of selects): the
+# plain version of `bbox_axis_rect`'s two selects a side.
+PLAIN = fn(
+    [Vec(2, Real), Real, Real, Real],
+    {"width": Real, "height": Real, "center": Vec(2, Real)},
+    lambda c, w, h, sw: bbox_from_points(rect_pts([c[0], c[1]], w + sw, h + sw, 0.0)),
+    name="plain_axis_rect",
+)
+
+
+def _gradient(box: adcore.Fn) -> adcore.Compiled:
+    """The gradient of a weighted sum of a box's four numbers over (cx, cy, w, h, stroke)."""
+
+    def total(v: Any) -> Any:
+        b = box([v[0], v[1]], v[2], v[3], v[4])
+        return 1.1 * b["width"] + 1.3 * b["height"] + 1.7 * b["center"][0] + 1.9 * b["center"][1]
+
+    f = fn([Vec(5, Real)], Real, total)
+    return adcore.compile(fn([Vec(5, Real)], Vec(5, Real), lambda v: vjp(f)(v).grad(1.0)))
+
+
+def test_the_unturned_box_is_the_four_corners_box_with_its_gradient_ties_and_nan_included() -> None:
+    # Penrose's min and max over the four corners pick one corner where two tie (a rectangle of no
+    # width or height) or one is NaN; the two-value selects pick the same one, so the numbers and
+    # the gradient are the same, bit for bit.
+    values, plain_values = adcore.compile(bbox_axis_rect), adcore.compile(PLAIN)
+    axis, plain = _gradient(bbox_axis_rect), _gradient(PLAIN)
+    rng = np.random.default_rng(2)
+    points = [list(v) for v in rng.uniform(-50, 50, (200, 5))]
+    points += [[3.0, -2.0, w, h, sw] for w in (0.0, -4.0, 6.0) for h in (0.0, -1.0, 2.0) for sw in (0.0, 1.0)]
+    points += [[np.nan, 1.0, 4.0, 2.0, 0.0], [1.0, np.nan, 4.0, 2.0, 0.0], [1.0, 2.0, np.nan, 2.0, 0.0]]
+    points += [[1.0, 2.0, 4.0, np.nan, 0.0], [1.0, 2.0, -1.0, -1.0, 1.0]]  # the last: every pair ties
+    for v in points:
+        assert np.asarray(axis(v)).tobytes() == np.asarray(plain(v)).tobytes(), v
+        box = ([v[0], v[1]], v[2], v[3], v[4])
+        assert _bits(values(*box)) == _bits(plain_values(*box)), v
 
 
 def test_the_unturned_boxs_rule_encloses_its_values() -> None:
