@@ -110,9 +110,11 @@ def inflate(b: BBox, delta: Scalar) -> BBox:
 
 
 def corners_extent(rect: Sequence[Pt]) -> tuple[Scalar, Scalar, Scalar, Scalar]:
-    """min x, min y, max x, max y of four corners [tr, tl, bl, br] of an axis-aligned box."""
-    xs, ys = [p[0] for p in rect], [p[1] for p in rect]
-    return min_n(xs), min_n(ys), max_n(xs), max_n(ys)
+    """min x, min y, max x, max y of four corners [tr, tl, bl, br] of an axis-aligned box (`bbox_pts`):
+    their x are [a, b, b, a] and y [c, c, d, d], so Penrose's chains over four values pick what one
+    select over two picks (as in `_axis_rect`), ties and NaN included."""
+    a, b, c, d = rect[0][0], rect[1][0], rect[0][1], rect[2][1]
+    return select(b < a, b, a), select(c < d, c, d), select(b > a, b, a), select(c > d, c, d)
 
 
 def bbox_from_points(points: Sequence[Sequence[Scalar]]) -> BBox:

@@ -16,7 +16,16 @@ import adcore
 from adcore import Real, Vec, fn, interval, vjp
 from energies.compile import compile_problem
 from energies.diagram_build import build_diagram
-from energies.library.bbox import bbox_axis_rect, bbox_from_points, bbox_rotated_rect, rect_pts
+from energies.library.bbox import (
+    bbox_axis_rect,
+    bbox_from_points,
+    bbox_pts,
+    bbox_rotated_rect,
+    corners_extent,
+    make_bbox,
+    rect_pts,
+)
+from energies.library.fn_ops import max_n, min_n
 
 
 def _bits(box: dict) -> bytes:
@@ -113,3 +122,29 @@ def test_labels_not_turned_are_traced_without_a_sine_or_cosine(turn: str) -> Non
     f = problem.functions.kind_fns[disjoint]
     names = {g.name for g in adcore.ir.call_graph(f.ir)}
     assert ({"sin", "cos"} <= names) == bool(turn)
+
+
+def test_a_boxs_corners_extent_is_penroses_over_the_four_corners() -> None:
+    """`corners_extent` of a box's corners (`bbox_pts`) against min and max over all four, values and
+    gradients bit for bit, ties (no width or height) and NaN included."""
+
+    def extent(plain: bool) -> adcore.Compiled:
+        def total(v: Any) -> Any:
+            rect = bbox_pts(make_bbox(v[2], v[3], [v[0], v[1]]))
+            if plain:
+                xs, ys = [p[0] for p in rect], [p[1] for p in rect]
+                x0, y0, x1, y1 = min_n(xs), min_n(ys), max_n(xs), max_n(ys)
+            else:
+                x0, y0, x1, y1 = corners_extent(rect)
+            return 1.1 * x0 + 1.3 * y0 + 1.7 * x1 + 1.9 * y1 + x0 * y1
+
+        f = fn([Vec(4, Real)], Real, total)
+        return adcore.compile(fn([Vec(4, Real)], Vec(5, Real), lambda v: [f(v), *vjp(f)(v).grad(1.0)]))
+
+    ours, penrose = extent(False), extent(True)
+    rng = np.random.default_rng(4)
+    points = [list(v) for v in rng.uniform(-50, 50, (200, 4))]
+    points += [[3.0, -2.0, w, h] for w in (0.0, -4.0, 6.0) for h in (0.0, -1.0, 2.0)]
+    points += [[np.nan, 1.0, 4.0, 2.0], [1.0, 2.0, np.nan, 2.0], [1.0, 2.0, 4.0, np.nan]]
+    for v in points:
+        assert np.asarray(ours(v)).tobytes() == np.asarray(penrose(v)).tobytes(), v
