@@ -66,13 +66,16 @@ PREFIX_MIN_ROWS = 1 << 14
 # baseline call, 5.5 ms to compile the 3 KB module), so deferring it only slows their first calls.
 EAGER_MIN_GOALS = 1 << 16
 
-ENERGY_BYTES_PER_WASM_BYTE = 40
+ENERGY_BYTES_PER_WASM_BYTE = 60
 Listed = tuple[list[np.ndarray], tuple[float, float]]  # per kind its row list; (c_obj, c_pen) left out
 
 
 def functions_weight(found: Functions) -> float:
-    """Bytes a cached energy holds (its IR, traced kind functions and Wasm), from its Wasm's length:
-    tracemalloc measured 34-50 bytes per Wasm byte retained by the cache entry over 8 registry trios."""
+    """Bytes a cached energy holds (its IR, traced kind functions and Wasm), from its Wasm's length.
+    tracemalloc, bytes retained by the cache entry alone: from 35 per Wasm byte (curve-examples/blobs,
+    1.5 MB of Wasm) to 93 (matrix-library/rotate2d, 1 KB) over 11 energies (the `sets` and `vectors`
+    examples, 8 registry trios drawn at random, blobs); small energies hold more per byte, as their
+    code generation has grown leaner than their IR. 60 keeps every one within 2x (0.58 to 1.55)."""
     return found.wasm_bytes * ENERGY_BYTES_PER_WASM_BYTE
 
 
