@@ -112,7 +112,7 @@ def inflate(b: BBox, delta: Scalar) -> BBox:
 def corners_extent(rect: Sequence[Pt]) -> tuple[Scalar, Scalar, Scalar, Scalar]:
     """min x, min y, max x, max y of four corners [tr, tl, bl, br] of an axis-aligned box (`bbox_pts`):
     their x are [a, b, b, a] and y [c, c, d, d], so Penrose's chains over four values pick what one
-    select over two picks (as in `_axis_rect`), ties and NaN included."""
+    select over two picks, ties and NaN included."""
     a, b, c, d = rect[0][0], rect[1][0], rect[0][1], rect[2][1]
     return select(b < a, b, a), select(c < d, c, d), select(b > a, b, a), select(c > d, c, d)
 
@@ -181,16 +181,9 @@ bbox_rotated_rect = fn(
 
 
 def _axis_rect(c: Any, w: Any, h: Any, sw: Any) -> BBox:
-    """`bbox_from_points` of the unturned corners [tr, tl, bl, br], whose x are [a, b, b, a] and y
-    [c, c, d, d]: Penrose's chains of selects over four values pick, ties and NaN included, the one
-    select over two gives here (x: a unless b is beyond it; y: the usual order), so the box is the
-    same numbers with the same gradient at 4 comparisons instead of 12."""
-    hw, hh = (w + sw) * 0.5, (h + sw) * 0.5
-    center = pt(c)
-    a, b = hw + center[0], -hw + center[0]
-    top, bottom = hh + center[1], -hh + center[1]
-    lo_x, hi_x = select(b < a, b, a), select(b > a, b, a)
-    lo_y, hi_y = select(top < bottom, top, bottom), select(top > bottom, top, bottom)
+    """`bbox_from_points` of the unturned corners, by their extent (`corners_extent`): the same
+    numbers with the same gradient at 4 comparisons instead of 12."""
+    lo_x, lo_y, hi_x, hi_y = corners_extent(rect_pts(pt(c), w + sw, h + sw, 0.0))
     return make_bbox(hi_x - lo_x, hi_y - lo_y, [(lo_x + hi_x) * 0.5, (lo_y + hi_y) * 0.5])
 
 
