@@ -18,8 +18,9 @@ culler's calls timed where they happen:
     python benchmarks/stage_costs.py [--series graph] [--n 1024] [--variation 0]
         [--registry ../shared/penrose-registry]
 
-The timers wrap our own methods for the length of one run and are removed after it; they add
-about a microsecond a call. Numbers are of one run on a noisy machine: compare runs alternating.
+The timers wrap our own methods for the length of one run and are removed after it (their own
+cost, a few Python calls per evaluation, is counted in the times they report). Numbers are of one
+run on a noisy machine: compare runs alternating.
 """
 
 from __future__ import annotations
