@@ -64,7 +64,7 @@ class NumpyTwoLoop:
         self.pairs, self.rhos = [], []
         self.x_prev, self.g_prev = np.array(x), g
 
-    def step(self, x: np.ndarray, g: np.ndarray) -> float:
+    def step(self, x: np.ndarray, g: np.ndarray, h0: np.ndarray | None = None) -> float:
         s, y = x - self.x_prev, g - self.g_prev
         self.pairs = [(s, y), *self.pairs][: self.m]
         self.rhos = [1.0 / (float(y @ s) + self.epsd), *self.rhos][: self.m]
@@ -76,7 +76,8 @@ class NumpyTwoLoop:
             alphas.append(a)
             np.subtract(q, np.multiply(a, y, out=scratch), out=q)
         s0, y0 = self.pairs[0]
-        r = np.multiply(float(s0.dot(y0)) / (float(y0.dot(y0)) + self.epsd), q, out=q)
+        scale = float(s0.dot(y0)) / (float(y0.dot(y0)) + self.epsd) if h0 is None else h0
+        r = np.multiply(scale, q, out=q)
         for k in range(len(alphas) - 1, -1, -1):
             s, y = self.pairs[k]
             np.add(r, np.multiply(alphas[k] - self.rhos[k] * float(y.dot(r)), s, out=scratch), out=r)

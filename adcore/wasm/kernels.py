@@ -6,8 +6,9 @@ and its gradient into the kernel's memory, and one call
 1. pushes the pair s = x - x_prev, y = g - g_prev into the ring (over the oldest once m are kept),
    with ρ = 1 / (yᵀs + ε), and keeps x and g as the next x_prev and g_prev;
 2. runs the two-loop recursion over the pairs, newest first: q = g; for each pair α = ρ sᵀq,
-   q -= α y; then r = γ q with γ = sᵀy / (yᵀy + ε) of the newest pair; then for each pair, oldest
-   first, β = ρ yᵀr, r += s (α - β);
+   q -= α y; then r = H0 q; then for each pair, oldest first, β = ρ yᵀr, r += s (α - β). H0 is
+   γ I with γ = sᵀy / (yᵀy + ε) of the newest pair (Penrose's), or, given ``h0``, the diagonal
+   matrix whose diagonal the caller wrote into ``.d`` (a scaling per unknown);
 3. leaves r in ``.r`` (a numpy view, overwritten by the next step) and returns gᵀr, the Newton
    decrement with this H.
 
@@ -19,7 +20,7 @@ The kernel is generic numerics: it knows nothing of diagrams.
 One module, compiled once per process and held here (never evicted: a forked process never
 compiles it). An instance serves one optimizer run at a time on one thread; ``borrowed`` keeps one
 per thread between runs, which a forked child inherits, as it inherits the energy's instance. Its
-linear memory, 5 + 2 m vectors of n doubles, grows to fit n under ``MEMORY_LIMIT``, the energies'
+linear memory, 6 + 2 m vectors of n doubles, grows to fit n under ``MEMORY_LIMIT``, the energies'
 own limit; beyond it ``WasmOutOfMemory`` names the size.
 """
 
@@ -39,8 +40,10 @@ from .runtime import WASM_PAGE, FastFunc, Instance, WasmOutOfMemory, load_module
 
 KEEP_BYTES = 16 << 20  # a thread keeps its kernel for reuse up to this much memory
 
-# Linear memory: five vectors of n doubles, x and g (inputs), x_prev, g_prev, r (output, also q);
-# then ρ and α (m doubles each); then the ring of s and the ring of y (m vectors each).
+# Linear memory: six vectors of n doubles, x and g (inputs), x_prev, g_prev, r (output, also q), d
+# (H0's diagonal, an input of `step_diagonal`); then ρ and α (m doubles each); then the ring of s
+# and the ring of y (m vectors each).
+VECTORS = 6
 
 # step's parameters, all f64: n, m, the pairs after this push, the newest pair's slot, ε. The
 # integers are converted on entry: FastFunc's quick path takes f64 arguments only (mixed types cost
@@ -49,9 +52,9 @@ _INTEGER_PARAMS, _EPSD = range(4), 4
 # i32 locals: n, m, count, head; bytes of a vector; byte offset; pair index; ring slot; the five
 # vectors; the rings, ρ, α; the pair a pass updates with and the pair whose dot product it sums
 _N, _M, _COUNT, _HEAD, _N8, _K, _J, _SLOT = range(5, 13)
-_XB, _GB, _XPB, _GPB, _RB, _SB, _YB, _RHO, _ALPHA, _SP, _YP, _DP = range(13, 25)
-_DOT, _YS, _YY, _A, _GAMMA, _S, _Y = range(25, 32)  # f64 locals
-_LOCALS = [I32] * 20 + [F64] * 7
+_XB, _GB, _XPB, _GPB, _RB, _DB, _SB, _YB, _RHO, _ALPHA, _SP, _YP, _DP = range(13, 26)
+_DOT, _YS, _YY, _A, _GAMMA, _S, _Y = range(26, 33)  # f64 locals
+_LOCALS = [I32] * 21 + [F64] * 7
 
 
 UNROLL = 8  # elements a loop iteration handles
@@ -119,11 +122,15 @@ def q_update(o: int) -> Asm:
     return q
 
 
-def last_q_update(o: int) -> Asm:
-    """r = γ (q - α y) for the oldest pair (_YP); _DOT += y r with that pair's y."""
+def last_q_update(diagonal: bool, o: int) -> Asm:
+    """r = H0 (q - α y) for the oldest pair (_YP), H0's element γ or d[k]; _DOT += y r with that
+    pair's y."""
     q = Asm()
     _addr(q, _RB)
-    q.local_get(_GAMMA)
+    if diagonal:
+        _load(q, _DB, o)
+    else:
+        q.local_get(_GAMMA)
     _load(q, _RB, o).local_get(_A)
     _load(q, _YP, o).f64_mul().f64_sub().f64_mul().local_tee(_S).f64_store(o)
     _accumulate(q, _DOT, _YP, _S, o)
@@ -140,16 +147,16 @@ def r_update(dot_with: int, o: int) -> Asm:
     return r
 
 
-def _step_body() -> Asm:
+def _step_body(diagonal: bool) -> Asm:
     """Each pass over the vectors makes one update and sums the dot product the next update needs
     from the values it just wrote, so a pass's chain of additions overlaps its loads and stores."""
     a = Asm()
     for param, local in zip(_INTEGER_PARAMS, (_N, _M, _COUNT, _HEAD)):
         a.local_get(param).i32_trunc_f64_u().local_set(local)
     a.local_get(_N).i32_const(8).i32_mul().local_set(_N8)
-    for k, local in enumerate((_XB, _GB, _XPB, _GPB, _RB)):
+    for k, local in enumerate((_XB, _GB, _XPB, _GPB, _RB, _DB)):
         a.local_get(_N8).i32_const(k).i32_mul().local_set(local)
-    a.local_get(_N8).i32_const(5).i32_mul().local_set(_RHO)
+    a.local_get(_N8).i32_const(VECTORS).i32_mul().local_set(_RHO)
     a.local_get(_RHO).local_get(_M).i32_const(8).i32_mul().i32_add().local_set(_ALPHA)
     a.local_get(_ALPHA).local_get(_M).i32_const(8).i32_mul().i32_add().local_set(_SB)
     a.local_get(_SB).local_get(_M).local_get(_N8).i32_mul().i32_add().local_set(_YB)
@@ -197,7 +204,7 @@ def _step_body() -> Asm:
     a.br(1)
     a.end()
     a.end().end()
-    _pass(a, last_q_update)
+    _pass(a, functools.partial(last_q_update, diagonal))
     # second loop, oldest first: β = ρ_j y_jᵀr; r += s_j (α_j - β) (and the next pair's yᵀr; after
     # the newest pair, gᵀr: Penrose's normGrad, Σ g[i] r[i])
     a.block().loop()
@@ -222,13 +229,14 @@ def module() -> wasmtime.Module:
     """The kernel's compiled module: built and compiled once per process, and kept."""
     b = ModuleBuilder()
     b.add_memory(1)
-    b.add_function("step", [F64] * 5, [F64], _LOCALS, _step_body(), export=True)
+    b.add_function("step", [F64] * 5, [F64], _LOCALS, _step_body(diagonal=False), export=True)
+    b.add_function("step_diagonal", [F64] * 5, [F64], _LOCALS, _step_body(diagonal=True), export=True)
     return load_module(b.to_bytes())
 
 
 def memory_bytes(n: int, m: int) -> int:
     """Linear memory the kernel needs for n unknowns and m pairs."""
-    return 8 * ((5 + 2 * m) * n + 2 * m)
+    return 8 * ((VECTORS + 2 * m) * n + 2 * m)
 
 
 class LbfgsTwoLoop:
@@ -241,6 +249,7 @@ class LbfgsTwoLoop:
         self.m, self.epsd, self.memory_limit = m, epsd, memory_limit
         self._inst = Instance(module(), time_limit=None, memory_limit=memory_limit)
         self._step: FastFunc = self._inst.fast("step")
+        self._step_diagonal: FastFunc = self._inst.fast("step_diagonal")
         self.resize(n)
 
     @classmethod
@@ -278,8 +287,8 @@ class LbfgsTwoLoop:
             self._inst.grow_memory(-(-missing // WASM_PAGE))
         self.n, self.count, self.head = n, 0, 0
         # views built after growing: growth may move the memory
-        views = (self._inst.view(k * 8 * n, n).array for k in range(5))
-        self.x, self.g, self.x_prev, self.g_prev, self.r = views
+        views = (self._inst.view(k * 8 * n, n).array for k in range(VECTORS))
+        self.x, self.g, self.x_prev, self.g_prev, self.r, self.d = views
 
     def start(self, x: np.ndarray, g: np.ndarray) -> None:
         """Forget the pairs and begin from point x with gradient g (the next pair's x_prev, g_prev)."""
@@ -287,13 +296,17 @@ class LbfgsTwoLoop:
         self.x_prev[...] = x
         self.g_prev[...] = g
 
-    def step(self, x: np.ndarray, g: np.ndarray) -> float:
-        """Push the pair to (x, g) and compute r = H g into ``.r``; returns gᵀr (module docstring)."""
+    def step(self, x: np.ndarray, g: np.ndarray, h0: np.ndarray | None = None) -> float:
+        """Push the pair to (x, g) and compute r = H g into ``.r``; returns gᵀr (module docstring).
+        H0 is γ I, or diag(h0) when ``h0`` is given (n positive numbers)."""
         self.x[...] = x
         self.g[...] = g
         self.head = (self.head - 1) % self.m
         self.count = min(self.count + 1, self.m)
-        return self._step(self.n, self.m, self.count, self.head, self.epsd)  # one f64
+        if h0 is None:
+            return self._step(self.n, self.m, self.count, self.head, self.epsd)  # one f64
+        self.d[...] = h0
+        return self._step_diagonal(self.n, self.m, self.count, self.head, self.epsd)
 
 
 _kept = threading.local()

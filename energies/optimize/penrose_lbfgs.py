@@ -48,6 +48,7 @@ from typing import NamedTuple, Protocol
 import numpy as np
 
 from adcore import LbfgsTwoLoop
+from energies.optimize.diagonal_scaling import DiagonalScaling, scaled
 
 M = 17  # pairs (s, y) kept
 ARMIJO = 1e-3
@@ -157,6 +158,7 @@ def drive_penrose(tracker: Tracker, x0: np.ndarray, on_iteration: Callable[[floa
     f, g = fun(x_prev)
     # first step: H = I, not checked; along the raw gradient, so cautious
     step = line_search(trial, x_prev, g, f, -float(g @ g), tracker.value, cautious=True)
+    scaling = DiagonalScaling() if scaled(x_prev.size) else None
     with LbfgsTwoLoop.borrowed(M, x_prev.size, EPSD) as kernel:
         kernel.start(x_prev, g)
         while True:
@@ -164,7 +166,8 @@ def drive_penrose(tracker: Tracker, x0: np.ndarray, on_iteration: Callable[[floa
             # Penrose evaluates φ here again; the line search's last trial already did, at this very
             # point (the same numbers), unless it moved on unevaluated.
             f, g = (step.f, step.g) if step.f is not None and step.g is not None else fun(x)
-            decrement = kernel.step(x, g)  # pushes (x - x_prev, g - g_prev); r = H g in kernel.r
+            h0 = None if scaling is None else scaling.update(x - kernel.x_prev, g - kernel.g_prev)
+            decrement = kernel.step(x, g, h0)  # pushes (x - x_prev, g - g_prev); r = H g in kernel.r
             step = line_search(trial, x, kernel.r, f, -decrement, tracker.value)
             tracker.accept()
             tracker.iterate_energy = f  # Penrose's lastUOenergy: φ where this line search started

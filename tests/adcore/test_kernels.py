@@ -46,12 +46,12 @@ def _one_blas_thread() -> Iterator[None]:
         yield
 
 
-def _dense_bfgs(pairs: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
-    """H from H0 = γ I (γ of the newest pair) by H <- (I - ρ s yᵀ) H (I - ρ y sᵀ) + ρ s sᵀ, oldest
+def _dense_bfgs(pairs: list[tuple[np.ndarray, np.ndarray]], h0: np.ndarray | None = None) -> np.ndarray:
+    """H from H0 = γ I (γ of the newest pair), or diag(h0), by H <- (I - ρ s yᵀ) H (I - ρ y sᵀ) + ρ s sᵀ, oldest
     pair first; `pairs` newest first. Multiplied out, that is H - ρ s (Hy)ᵀ - ρ (Hy) sᵀ +
     (ρ² yᵀHy + ρ) s sᵀ: three rank-one updates in place (BLAS dger), so n = 3,000 stays quick."""
     s0, y0 = pairs[0]
-    h = np.asfortranarray((s0 @ y0) / (y0 @ y0 + EPSD) * np.eye(s0.size))
+    h = np.asfortranarray(np.diag(h0) if h0 is not None else (s0 @ y0) / (y0 @ y0 + EPSD) * np.eye(s0.size))
     for s, y in reversed(pairs):
         rho = 1.0 / (y @ s + EPSD)
         hy = h @ y  # H is symmetric: (Hy)ᵀ = yᵀH
@@ -78,6 +78,33 @@ def test_direction_is_the_bfgs_inverse_hessian_times_g(n: int, m: int) -> None:
             np.testing.assert_allclose(kernel.r, expected, rtol=0, atol=1e-11 * scale)
             assert decrement == pytest.approx(g @ expected, rel=1e-11)
             assert decrement > 0  # H is positive definite for pairs with sᵀy > 0
+
+
+@pytest.mark.parametrize(("n", "m"), [(1, 17), (3, 2), (203, 17), (2000, 5)])
+def test_a_diagonal_h0_gives_the_bfgs_inverse_hessian_from_it(n: int, m: int) -> None:
+    steps = m + 4
+    path = _path(n, steps, seed=7 * n + m)
+    rng = np.random.default_rng(n)
+    kernel = LbfgsTwoLoop(m, n, EPSD)
+    kernel.start(*path[0])
+    pairs: list[tuple[np.ndarray, np.ndarray]] = []
+    for k in range(1, steps + 1):
+        (x, g), (xp, gp) = path[k], path[k - 1]
+        pairs = [(x - xp, g - gp), *pairs][:m]
+        h0 = 10.0 ** rng.uniform(-3, 3, n)  # scales six orders of magnitude apart
+        decrement = kernel.step(x, g, h0)
+        expected = _dense_bfgs(pairs, h0) @ g
+        np.testing.assert_allclose(kernel.r, expected, rtol=0, atol=1e-10 * np.abs(expected).max())
+        assert decrement == pytest.approx(g @ expected, rel=1e-10)
+    # the same pairs without h0: Penrose's γ I again (the diagonal left in memory is not read)
+    plain = LbfgsTwoLoop(m, n, EPSD)
+    plain.start(*path[0])
+    for x, g in path[1:]:
+        plain.step(x, g)
+    kernel.start(*path[0])
+    for x, g in path[1:]:
+        kernel.step(x, g)
+    assert kernel.r.tolist() == plain.r.tolist()
 
 
 def _sequential_reference(
@@ -131,11 +158,11 @@ def test_sums_in_penroses_order_bit_for_bit(n: int, m: int) -> None:
 def test_memory_grows_with_n_and_stops_at_the_limit() -> None:
     kernel = LbfgsTwoLoop(17, 10, EPSD, memory_limit=4 << 20)
     small = kernel.capacity
-    path = _path(20_000, 3, seed=5)  # 39 vectors of 20,000 doubles: 6.2 MB > 4 MB
-    with pytest.raises(WasmOutOfMemory, match="need 6240272 bytes"):
+    path = _path(20_000, 3, seed=5)  # 40 vectors of 20,000 doubles and 34 more: 6.4 MB > 4 MB
+    with pytest.raises(WasmOutOfMemory, match="need 6400272 bytes"):
         kernel.resize(20_000)
     assert kernel.capacity == small  # refused before anything grew
-    kernel.resize(10_000)  # 3.1 MB: grows, and the views follow the moved memory
+    kernel.resize(10_000)  # 3.2 MB: grows, and the views follow the moved memory
     assert kernel.capacity >= memory_bytes(10_000, 17) > small
     short = [(x[:10_000], g[:10_000]) for x, g in path]
     kernel.start(*short[0])
