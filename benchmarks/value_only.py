@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from scaling_trios import DEFAULT_REGISTRY, trio  # noqa: E402
 
-from energies.compile import compile_problem  # noqa: E402
+from energies.compile import compile_problem, set_threads  # noqa: E402
 from energies.compile.energy import GRADIENT, VALUE_ONLY  # noqa: E402
 from energies.diagram_build import build_diagram  # noqa: E402
 from energies.optimize import penrose_lbfgs  # noqa: E402
@@ -45,6 +45,7 @@ def mode_costs(series: str, n: int, registry: str, rounds: int) -> list[tuple[st
     """Per stage: (name, µs with the gradient, µs of φ alone), whole energies at the initial state."""
     t = trio(series, n, 0, registry)
     d = build_diagram(t.domain, t.substance, t.style, t.variation, ())
+    set_threads(1)  # one instance holds every listed row (energies.compile.pieces): its calls are timed
     problem = compile_problem(d, time_limit=600, cache=None, culling=False)
     if problem.energy_alone is None:
         raise SystemExit(f"{series} N = {n}: {len(d.goals)} goals, too few for φ alone")

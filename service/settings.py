@@ -66,6 +66,9 @@ class Settings(BaseModel):
     # Processes one layout's starts may use at once (energies.optimize.parallel_starts; the layout is
     # the same with any number). 1: the workers already keep the cores busy, one request each.
     start_processes: int = 1
+    # Threads one energy evaluation of a large diagram may use (energies.compile.pieces; the layout is
+    # the same with any number). 1 for the same reason.
+    evaluation_threads: int = Field(1, ge=1)
 
 
 class _FromEnvironment(BaseSettings, Settings):
@@ -100,4 +103,5 @@ def settings_from_env() -> Settings:
 
 def _problem(err: Any) -> str:
     name = ENV.get(str(err["loc"][0]), str(err["loc"][0]))
-    return f"{name} must be {_EXPECTED.get(err['type'], err['msg'])}, got {err['input']!r}"
+    expected = f"at least {err['ctx']['ge']}" if err["type"] == "greater_than_equal" else None
+    return f"{name} must be {expected or _EXPECTED.get(err['type'], err['msg'])}, got {err['input']!r}"

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
+from scipy import sparse
 
 import adcore
 from adcore import LRU, Compiled, cyclic_gc_paused
@@ -38,6 +39,7 @@ from .energy import (
 )
 from .goal_list import GoalList, split_goals
 from .kinds import GoalKind, Memo
+from .pieces import PIECES, SPLIT_MIN_ROWS, Pieces, cut, threads
 
 
 @dataclass
@@ -156,6 +158,20 @@ class CompiledProblem:
             cache.put(key, found)
         self.time_limit = time_limit
         self._write_tables(self.vg)
+        more = []
+        if threads() > 1 and sum(kind.n_rows for kind in self.kinds) >= SPLIT_MIN_ROWS:  # (`pieces`)
+            for _ in range(PIECES - 1):
+                more.append(
+                    Compiled(
+                        found.energy_and_grad,
+                        time_limit=time_limit,
+                        bounds_checks=False,
+                        cache_dir=disk_cache,
+                        tier="auto" if eager else "deferred",
+                    )
+                )
+                self._write_tables(more[-1])
+        self.pieces = Pieces(self.vg, more)
         self.wasm_seconds = time.perf_counter() - t1
         carry = stage_carry(diagram)  # keeps a large structured diagram's objects together
         self.stages = [replace(self._stage(name), carry=carry) for name in diagram.stages]
@@ -167,7 +183,8 @@ class CompiledProblem:
         self._sorted: dict[int, Sorted] | None = None  # the box's kinds, as the culler sorted them
         self._inner: Listed | None = None  # the inner box's lists (`culling.InnerBox`)
         self.lists: list[np.ndarray] = []  # what the energy's memory holds: one of the two
-        self.counts = [0] * len(self.kinds)
+        self.counts = [0] * len(self.kinds)  # per kind, its rows listed
+        self.piece_counts = [[0] * len(self.kinds)]  # per piece of the sums (`pieces`), its share of them
         self._listed = False  # whether `lists` are in the energy's memory
         self.culled = (0.0, 0.0)
         self._valued: tuple[int, np.ndarray, bool] | None = None  # (stage, x, culled) of φ alone's last call
@@ -205,8 +222,23 @@ class CompiledProblem:
         return [self._list_rows(c, k, np.arange(kind.n_rows)) for k, kind in enumerate(self.kinds)]
 
     def _write_lists(self) -> None:
-        self.counts = [self._list_rows(self.vg, k, rows) for k, rows in enumerate(self.lists)]
+        self.counts = [len(rows) for rows in self.lists]
+        parts = self.pieces.parts
+        self.piece_counts = [[0] * len(self.kinds) for _ in parts]
+        for k, rows in enumerate(self.lists):
+            for j, (part, piece) in enumerate(zip(parts, cut(rows, len(parts)))):
+                self.piece_counts[j][k] = self._list_rows(part, k, piece)
         self._listed = True
+
+    def _sum(self, x: np.ndarray, weight: float, mode: int, counts: list[list[int]]) -> float:
+        """φ at x over each piece's first `counts[j]` listed rows of each kind, the culled constants
+        added once (`pieces`); in GRADIENT mode the pieces' gradients are left for `pieces.gradient`."""
+
+        def piece(part: Compiled, j: int) -> float:
+            part.input(0)[...] = x
+            return float(part.call_raw(weight, *(self.culled if j == 0 else (0.0, 0.0)), mode, *counts[j]))
+
+        return self.pieces.run(piece)
 
     def _stage(self, name: str) -> StageSpec:
         varying = self.diagram.unknowns.varying_mask(name)
@@ -302,9 +334,8 @@ class CompiledProblem:
         else:
             culled = self._activate(stage, x)
         start = time.perf_counter()
-        self.vg.input(0)[...] = x
-        energy = self.vg.call_raw(weight, *self.culled, GRADIENT, *self.counts)
-        grad = self.vg.output(1).copy()
+        energy = self._sum(x, weight, GRADIENT, self.piece_counts)
+        grad = self.pieces.gradient()
         if not again:
             self.evaluations += 1
             if self.culler is not None:
@@ -324,14 +355,13 @@ class CompiledProblem:
         kind's floor for each row left out, is below φ; where it already exceeds `above` it is the
         answer. Objective kinds without a floor are summed whole."""
         culled = self._activate(stage, x, sort=False)
-        self.vg.input(0)[...] = x
         energy = math.nan
         if above < math.inf and sum(self.counts) >= PREFIX_MIN_ROWS:
             bound = self._prefix_bound(x, weight)
             if bound is not None and bound > above:
                 energy = bound
         if not energy > above:  # (NaN too)
-            energy = self.vg.call_raw(weight, *self.culled, VALUE_ONLY, *self.counts)
+            energy = self._sum(x, weight, VALUE_ONLY, self.piece_counts)
         if self.culler is not None:
             self.culler.moved(x)
         self.evaluations += 1
@@ -344,15 +374,16 @@ class CompiledProblem:
         floors = self.culler.floors() if self.culler is not None else {}
         if floors and float(np.max(np.abs(x), initial=0.0)) > FLOOR_REACH:
             floors = {}
-        prefix, below = list(self.counts), 0.0
-        for k, (kind, count) in enumerate(zip(self.kinds, self.counts)):
+        prefix, below = [list(counts) for counts in self.piece_counts], 0.0
+        for k, kind in enumerate(self.kinds):
             floor = 0.0 if kind.goal == "constraint" else floors.get(k)
             if floor is not None:
-                prefix[k] = -(-count // PREFIX_SHARE)
-                below += floor * (count - prefix[k])
-        if 2 * sum(prefix) > sum(self.counts):  # most rows summed anyway: the bound would not pay
+                for piece in prefix:  # each piece's first rows: a partial sum of its sequence
+                    count, piece[k] = piece[k], -(-piece[k] // PREFIX_SHARE)
+                    below += floor * (count - piece[k])
+        if 2 * sum(map(sum, prefix)) > sum(self.counts):  # most rows summed anyway: the bound would not pay
             return None
-        return float(self.vg.call_raw(weight, *self.culled, VALUE_ONLY, *prefix)) + below
+        return self._sum(x, weight, VALUE_ONLY, prefix) + below
 
     def _row_values(self, x: np.ndarray, lists: Sequence[np.ndarray]) -> list[np.ndarray]:
         """Per kind, the values at x of the rows `lists[k]` (ascending), in that order: one
@@ -410,8 +441,9 @@ class CompiledProblem:
         objectives, constraints = self.raw_goal_values(x)
         return GoalValues(objectives, constraints)
 
-    def goal_jacobian(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Dense Jacobians (goals x inputs); only used to find the source of a NaN."""
+    def goal_jacobian(self, x: np.ndarray) -> tuple[sparse.csr_array, sparse.csr_array]:
+        """Sparse Jacobians (goals x inputs: each goal reads a few inputs, and a dense one of a
+        large diagram would not fit in memory); only used to find the source of a NaN."""
         if self.functions.goal_gradients is None:
             assert self.functions.kind_fns is not None
             self.functions.goal_gradients = goal_gradients_function(
@@ -423,16 +455,17 @@ class CompiledProblem:
         counts = self._list_all(c)
         c.input(0)[...] = x
         c.call_raw(0.0, 0.0, 0.0, GRADIENT, *counts)
-        jac = {
-            "objective": np.zeros((len(self.objectives), self.n_inputs)),
-            "constraint": np.zeros((len(self.constraints), self.n_inputs)),
-        }
+        sizes = {"objective": len(self.objectives), "constraint": len(self.constraints)}
+        entries: dict[str, list[np.ndarray]] = {goal: [np.zeros((3, 0))] for goal in sizes}  # goal, input, ∂
         for k, kind in enumerate(self.kinds):
-            grads = c.output(k)
-            target = jac[kind.goal]
-            rows_in = kind.rows_in
-            for row, goal in enumerate(kind.goals):
-                np.add.at(target[goal], rows_in[row], grads[row])
+            slots = kind.rows_in  # (rows, the kind's inputs), in the order of its gradients
+            goals = np.repeat(np.asarray(kind.goals), slots.shape[1])
+            entries[kind.goal].append(np.stack([goals, slots.ravel(), np.asarray(c.output(k)).ravel()]))
+        jac = {}
+        for goal, size in sizes.items():
+            g, i, d = np.concatenate(entries[goal], axis=1)
+            at = (g.astype(np.int64), i.astype(np.int64))
+            jac[goal] = sparse.csr_array((d, at), shape=(size, self.n_inputs))
         return jac["objective"], jac["constraint"]
 
 

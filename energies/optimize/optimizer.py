@@ -55,8 +55,8 @@ The problem is supplied by the energy compiler through the small :class:`Penalty
   the stage's active goals; the optimizer ignores the gradient of frozen inputs (where goals are
   culled, `energies.compile.culling`, only the entries of the stage's varying inputs are exact);
 - ``goal_values(x)``: :class:`GoalValues`, the value of every goal (masks not applied);
-- ``goal_jacobian(x)``: (objective Jacobian, constraint Jacobian), called only to locate a
-  non-finite gradient;
+- ``goal_jacobian(x)``: (objective Jacobian, constraint Jacobian), dense or scipy sparse, called
+  only to locate a non-finite gradient where no goal's value is non-finite;
 - optionally ``constraint_values(x, which, stage)`` (:class:`SelectiveValues`): the values of the
   constraints ``which`` (a bool mask) alone, where evaluating fewer goals is cheaper; without it the
   optimizer takes them from ``goal_values``. Given ``stage`` (the constraints are that stage's), a
@@ -126,9 +126,10 @@ import math
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Literal, Protocol, runtime_checkable
+from typing import Literal, Protocol, TypeAlias, runtime_checkable
 
 import numpy as np
+from scipy import sparse
 from threadpoolctl import threadpool_limits
 
 from energies.optimize.lbfgs import Driver, InnerSolver, RoundOutcome, drive_setulb, pick_driver, run_round
@@ -177,6 +178,9 @@ class OptimizeError(Exception):
         self.x = x
 
 
+Jacobian: TypeAlias = "np.ndarray | sparse.sparray"  # goals x inputs, dense or scipy sparse
+
+
 @dataclass(frozen=True)
 class StageSpec:
     name: str
@@ -208,7 +212,7 @@ class PenaltyProblem(Protocol):
 
     def goal_values(self, x: np.ndarray) -> GoalValues: ...
 
-    def goal_jacobian(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]: ...
+    def goal_jacobian(self, x: np.ndarray) -> tuple[Jacobian, Jacobian]: ...
 
 
 @runtime_checkable
@@ -301,17 +305,15 @@ def _blame_nonfinite(
     is not finite, then one whose gradient is not, else (every value finite: the sum overflowed) the
     largest term of φ, an objective's value or a constraint's λ·max(c, 0)²."""
     values = problem.goal_values(x)
-    jac_obj, jac_constr = problem.goal_jacobian(x)
-    groups = [
-        (values.objectives, jac_obj, stage.objectives, problem.objective_names),
-        (values.constraints, jac_constr, stage.constraints, problem.constraint_names),
+    named = [
+        (values.objectives, stage.objectives, problem.objective_names),
+        (values.constraints, stage.constraints, problem.constraint_names),
     ]
-    for vals, _, active, names in groups:
+    for vals, active, names in named:
         for i in np.flatnonzero(active & ~np.isfinite(vals)).tolist():
             return names[i], "its value is not finite"
-    for _, jac, active, names in groups:
-        rows = np.asarray(jac).reshape(len(names), -1)[:, stage.varying]
-        for i in np.flatnonzero(active & ~np.all(np.isfinite(rows), axis=1)).tolist():
+    for jac, (_, active, names) in zip(problem.goal_jacobian(x), named):
+        for i in np.flatnonzero(active & _nonfinite_rows(jac, len(names), stage.varying)).tolist():
             return names[i], "its gradient is not finite"
     with np.errstate(over="ignore"):
         terms = [
@@ -327,6 +329,17 @@ def _blame_nonfinite(
     if largest is None:
         return None, ""
     return largest[1], f"the largest term of a sum that overflowed ({largest[0]:.3g})"
+
+
+def _nonfinite_rows(jac: Jacobian, goals: int, varying: np.ndarray) -> np.ndarray:
+    """Per goal: whether its gradient has a non-finite entry among the varying inputs (a dense or
+    a scipy sparse Jacobian, goals x inputs)."""
+    if sparse.issparse(jac):
+        entries = sparse.coo_array(jac)
+        bad = np.zeros(goals, bool)
+        bad[entries.row[~np.isfinite(entries.data) & varying[entries.col]]] = True
+        return bad
+    return ~np.all(np.isfinite(np.asarray(jac).reshape(goals, -1)[:, varying]), axis=1)
 
 
 def _check_problem(problem: PenaltyProblem, x0: np.ndarray) -> None:

@@ -47,6 +47,7 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from energies.caches import CacheBudgets, Caches
+from energies.compile import set_threads
 from service.settings import Settings
 
 from .layout_job import Failed, Job, Outcome, job_of, memory_outcome, outcome_of, run_layout, wire
@@ -92,6 +93,7 @@ class WorkerConfig:
     energy_cache_mb: int = 192
     module_cache_mb: int = 64
     parse_cache_mb: int = 32
+    evaluation_threads: int = 1  # threads one energy evaluation may use (energies.compile.pieces)
 
 
 def cap_memory(memory_mb: int) -> None:
@@ -117,6 +119,7 @@ def prepare_worker(conn: Connection, config: WorkerConfig, label: str) -> Caches
     caches, import and warm the pipeline, then tell the server it is ready."""
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format=f"%(asctime)s {label} %(message)s")
     cap_memory(config.memory_mb)
+    set_threads(config.evaluation_threads)
     caches = worker_caches(config)
     from service.workers.warm_up import warm_up
 
@@ -160,6 +163,7 @@ def worker_config(settings: Settings) -> WorkerConfig:
         settings.energy_cache_mb,
         settings.module_cache_mb,
         settings.parse_cache_mb,
+        settings.evaluation_threads,
     )
 
 

@@ -47,8 +47,8 @@ def _one_blas_thread() -> Iterator[None]:
 
 
 def _dense_bfgs(pairs: list[tuple[np.ndarray, np.ndarray]], h0: np.ndarray | None = None) -> np.ndarray:
-    """H from H0 = γ I (γ of the newest pair), or diag(h0), by H <- (I - ρ s yᵀ) H (I - ρ y sᵀ) + ρ s sᵀ, oldest
-    pair first; `pairs` newest first. Multiplied out, that is H - ρ s (Hy)ᵀ - ρ (Hy) sᵀ +
+    """H from H0 = γ I (γ of the newest pair), or diag(h0), by H <- (I - ρ s yᵀ) H (I - ρ y sᵀ) +
+    ρ s sᵀ, oldest pair first; `pairs` newest first. Multiplied out, that is H - ρ s (Hy)ᵀ - ρ (Hy) sᵀ +
     (ρ² yᵀHy + ρ) s sᵀ: three rank-one updates in place (BLAS dger), so n = 3,000 stays quick."""
     s0, y0 = pairs[0]
     h = np.asfortranarray(np.diag(h0) if h0 is not None else (s0 @ y0) / (y0 @ y0 + EPSD) * np.eye(s0.size))

@@ -59,7 +59,7 @@ def least_largest_violation(
         return p.goal_values(full(y)).constraints[active]
 
     def jac(z: np.ndarray) -> np.ndarray:
-        rows = p.goal_jacobian(full(z[:-1]))[1][active][:, vary]
+        rows = p.goal_jacobian(full(z[:-1]))[1].toarray()[active][:, vary]
         return np.hstack([-rows, np.ones((len(rows), 1))])
 
     out = []

@@ -232,6 +232,7 @@ VARIABLES = {
     "PENROSE_LIVE_IDLE": ("live_idle", "2.5", 2.5),
     "PENROSE_UNSAFE_SVG": ("unsafe_svg", "on", True),
     "PENROSE_START_PROCESSES": ("start_processes", "7", 7),
+    "PENROSE_EVALUATION_THREADS": ("evaluation_threads", "2", 2),
 }
 
 
@@ -250,4 +251,8 @@ def test_every_setting_is_read_from_its_documented_variable(monkeypatch):
     assert settings_from_env().workers == Settings().workers == 2
     monkeypatch.setenv("PENROSE_WORKERS", "two")
     with pytest.raises(ValueError, match="PENROSE_WORKERS must be a whole number, got 'two'"):
+        settings_from_env()
+    monkeypatch.setenv("PENROSE_WORKERS", "2")
+    monkeypatch.setenv("PENROSE_EVALUATION_THREADS", "0")
+    with pytest.raises(ValueError, match="PENROSE_EVALUATION_THREADS must be at least 1, got '0'"):
         settings_from_env()

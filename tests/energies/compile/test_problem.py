@@ -140,7 +140,7 @@ def test_nan_goal_is_located() -> None:
     d.goals.append(GoalInstance("objective", "nearOrigin", [d.shapes[0], float("nan")]))
     p = CompiledProblem(d, cache=None)
     obj_jac, con_jac = p.goal_jacobian(np.array(d.unknowns.x0))
-    assert np.isnan(obj_jac[-1]).any() and np.isfinite(con_jac).all()
+    assert np.isnan(obj_jac.toarray()[-1]).any() and np.isfinite(con_jac.toarray()).all()
 
 
 def test_compiling_pauses_the_cycle_collector_and_restores_it(monkeypatch) -> None:
@@ -163,3 +163,38 @@ def test_compiling_pauses_the_cycle_collector_and_restores_it(monkeypatch) -> No
     with pytest.raises(RuntimeError):
         problem_mod.compile_problem(circles_diagram(4), cache=None)
     assert seen == [False, False] and gc.isenabled()
+
+
+def test_the_goal_jacobian_matches_finite_differences() -> None:
+    d = circles_diagram(5, seed=3)
+    p = CompiledProblem(d, cache=None)
+    x = np.array(d.unknowns.x0)
+    jacobians = [j.toarray() for j in p.goal_jacobian(x)]
+    h = 1e-6
+    for i in range(len(x)):
+        up, down = x.copy(), x.copy()
+        up[i] += h
+        down[i] -= h
+        hi, lo = p.goal_values(up), p.goal_values(down)
+        for jac, a, b in zip(jacobians, (hi.objectives, hi.constraints), (lo.objectives, lo.constraints)):
+            np.testing.assert_allclose(jac[:, i], (a - b) / (2 * h), rtol=1e-6, atol=1e-6)
+
+
+def test_a_goal_with_a_nonfinite_gradient_is_named(monkeypatch) -> None:
+    from energies.optimize.optimizer import _blame_nonfinite
+
+    def raw_disjoint(a, b, padding=0.0):  # sqrt without the library's guard at 0: ∂ = inf there
+        d = [a.props["center"][0] - b.props["center"][0], a.props["center"][1] - b.props["center"][1]]
+        return a.props["r"] + b.props["r"] + padding - am.raw_sqrt(d[0] * d[0] + d[1] * d[1])
+
+    monkeypatch.setitem(LIB, ("constraint", "disjoint"), raw_disjoint)
+    d = circles_diagram(60, seed=4)
+    p = CompiledProblem(d, cache=None)
+    x = np.array(d.unknowns.x0)
+    x[2 * 7 : 2 * 7 + 2] = x[2 * 41 : 2 * 41 + 2]  # circles 7 and 41 on one center: |c7 - c41| = 0
+    values = p.goal_values(x)
+    assert np.isfinite(values.constraints).all()  # r7 + r41 + 2 - sqrt(0): a finite value
+    goal, how = _blame_nonfinite(p, x, p.stages[0], 1e3)
+    assert how == "its gradient is not finite"
+    pair = [i for i, g in enumerate(d.goals) if g.args[:2] == [d.shapes[7], d.shapes[41]]]
+    assert goal == p.constraint_names[pair[0]]
