@@ -165,10 +165,19 @@ def _sorted_columns(columns: list[np.ndarray]) -> list[np.ndarray]:
 
 
 def _canonical_sets(columns: list[np.ndarray]) -> list[np.ndarray]:
-    """Each row's set of codes as a sorted row, repeats and absences turned into leading _NONE."""
+    """Each row's set of codes as a sorted row, repeats and absences turned into leading _NONE.
+    Marking a repeat breaks a sorted row's order, so only rows with a repeat are sorted again
+    (most of a large join's rows bind distinct objects)."""
     cols = _sorted_columns(columns)
-    marked = cols[:1] + [np.where(b == a, _NONE, b) for a, b in zip(cols, cols[1:], strict=False)]
-    return _sorted_columns(marked)
+    repeats = [b == a for a, b in zip(cols, cols[1:], strict=False)]
+    if not repeats:
+        return cols
+    again = np.flatnonzero(np.logical_or.reduce(repeats))
+    marked = cols[:1] + [np.where(r, _NONE, b) for r, b in zip(repeats, cols[1:], strict=True)]
+    if len(again):
+        for col, part in zip(marked, _sorted_columns([col[again] for col in marked]), strict=True):
+            col[again] = part
+    return marked
 
 
 def _kept_rows(joined: _Joined, repeatable: bool) -> np.ndarray:
