@@ -54,10 +54,12 @@ from adcore import math as am
 from ..grouping import grouping, groups
 from .energy import _used
 from .kinds import GoalKind, KindColumn
+from .pieces import beside, threads
 
 CULL_MIN_ROWS = 512  # kinds with fewer rows are always evaluated whole
 LEAF = 8  # objects in a leaf of a column's tree
 BATCH = 8192  # node tuples one interval call bounds
+SPLIT_TUPLES = 1024  # tuples from which a bounds call is shared with a second thread, where allowed
 MAX_LEAF_TUPLES = 1 << 22  # a kind whose columns' leaves combine to more is not culled
 REBUILD = 10  # boxes sorted with one index (`KindIndex`) before its trees are built again
 STALE = 2.0  # an index is built again once a sort with it tries this many times its first sort's
@@ -425,14 +427,30 @@ def _rows_of(index: KindIndex, leaf_tuples: np.ndarray) -> np.ndarray:
 
 
 class CompiledBounds:
-    """A kind's `bounds_function`, compiled, called on batches of node tuples."""
+    """A kind's `bounds_function`, compiled, called on batches of node tuples. Where the process
+    allows two threads (`pieces.threads`), a call on at least `SPLIT_TUPLES` tuples gives the second
+    half to a twin instance on the helper thread (`pieces.beside`): each tuple's bounds are its own,
+    so the answer is the same either way."""
 
     def __init__(self, kind: GoalKind, f: adcore.Fn, time_limit: float | None) -> None:
         self.used = _used(kind)
+        self.kind, self.f, self.time_limit = kind, f, time_limit
         self.compiled = adcore.Compiled(f, time_limit=time_limit, bounds_checks=False)
         self._boxes: list[ColumnBoxes] | None = None  # whose node tables the memory holds
+        self._twin: CompiledBounds | None = None
 
     def __call__(self, boxes: list[ColumnBoxes], ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        if len(ids) < SPLIT_TUPLES or threads() < 2:
+            return self._bounds(boxes, ids)
+        if self._twin is None:
+            self._twin = CompiledBounds(self.kind, self.f, self.time_limit)
+        half, twin = len(ids) // 2, self._twin
+        (lo_a, hi_a), (lo_b, hi_b) = beside(
+            lambda: self._bounds(boxes, ids[:half]), lambda: twin._bounds(boxes, ids[half:])
+        )
+        return np.concatenate([lo_a, lo_b]), np.concatenate([hi_a, hi_b])
+
+    def _bounds(self, boxes: list[ColumnBoxes], ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         c = self.compiled
         if self._boxes is not boxes:  # a new box: its node tables, written once for all its calls
             for k, b in enumerate(boxes):

@@ -28,7 +28,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
 
 import numpy as np
 
@@ -65,6 +66,20 @@ def _pool() -> ThreadPoolExecutor:
     return _helper[1]
 
 
+T = TypeVar("T")
+
+
+def beside(first: Callable[[], T], second: Callable[[], T]) -> tuple[T, T]:
+    """`second` on the helper thread while `first` runs on the caller's; both results. An error in
+    either is raised once both have ended (piece 0's first), so nothing runs on after this returns."""
+    later = _pool().submit(second)
+    try:
+        a = first()
+    finally:
+        later.exception()  # waits, whatever `first` did
+    return a, later.result()
+
+
 def cut(rows: np.ndarray, pieces: int) -> list[np.ndarray]:
     """`rows` in `pieces` consecutive parts, sizes differing by one at most, the first the smallest."""
     bounds = [len(rows) * j // pieces for j in range(pieces + 1)]
@@ -79,23 +94,13 @@ class Pieces:
         self.parts = [first, *more]
 
     def run(self, call: Callable[[Compiled, int], float]) -> float:
-        """`call(part, j)` for every piece j, the later ones on the helper thread beside piece 0;
-        their sum, piece 0's first."""
+        """`call(part, j)` for both pieces j, piece 1 on the helper thread (`beside`); their sum,
+        piece 0's first."""
         if len(self.parts) == 1:
             return call(self.parts[0], 0)
-        later: list[Future[float]] = [
-            _pool().submit(call, part, j) for j, part in enumerate(self.parts[1:], 1)
-        ]
-        try:
-            values = [call(self.parts[0], 0)]
-        finally:
-            for future in later:  # wait for every piece, even when piece 0 failed
-                future.exception()
-        values += [future.result() for future in later]
-        total = values[0]
-        for value in values[1:]:
-            total += value
-        return total
+        first, second = self.parts
+        a, b = beside(lambda: call(first, 0), lambda: call(second, 1))
+        return a + b
 
     def gradient(self) -> np.ndarray:
         """The sum of the pieces' gradients (output 1), piece 0's first; a new array."""

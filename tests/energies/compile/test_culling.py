@@ -661,3 +661,26 @@ def test_an_inner_sorts_listing_kept_as_rows_stray_and_settle_is_the_listing_tak
         np.testing.assert_array_equal(got.rows, rows[listed])
         assert math.isclose(got.constant, 7.0 + float(values[~listed].sum()), rel_tol=1e-12, abs_tol=1e-9)
         assert sort.strayed_rows == int(reading.sum())
+
+
+def test_row_bounds_on_two_threads_are_the_bounds_on_one() -> None:
+    from energies.compile.pieces import set_threads
+
+    d = circles(120, 4, spread=300.0)
+    problem = CompiledProblem(d, cache=None, culling=True)
+    c = forced(problem)
+    x = np.array(d.unknowns.x0)
+    problem.energy_and_grad(x, 0, 1.0)  # sorts a box: the kinds' bounds are compiled
+    k = next(k for k, kind in enumerate(problem.kinds) if kind.name == "disjoint")
+    rows = np.arange(problem.kinds[k].n_rows)  # 7,140 rows: past the split
+    lo, hi = x - 40.0, x + 40.0
+    try:
+        set_threads(1)
+        one = c._bounds_at(k, lo, hi, rows)
+        set_threads(2)
+        two = c._bounds_at(k, lo, hi, rows)
+    finally:
+        set_threads(None)
+    assert c._row_bounds(k)._twin is not None  # the second half ran on the twin
+    np.testing.assert_array_equal(one, two)
+    assert 0 < np.isnan(one).sum() < len(rows)  # some pairs proved constant on the box, some not
