@@ -66,8 +66,8 @@ class Settings(BaseModel):
     # Processes one layout's starts may use at once (energies.optimize.parallel_starts; the layout is
     # the same with any number). 1: the workers already keep the cores busy, one request each.
     start_processes: int = 1
-    # Threads one energy evaluation of a large diagram may use (energies.compile.pieces; the layout is
-    # the same with any number). 1 for the same reason.
+    # Threads one energy evaluation of a large diagram may use (energies.compile.pieces; 2 at most;
+    # the layout may then differ in its last bits). 1 for the same reason.
     evaluation_threads: int = Field(1, ge=1)
 
 

@@ -7,8 +7,8 @@ and its gradient into the kernel's memory, and one call
    with ρ = 1 / (yᵀs + ε), and keeps x and g as the next x_prev and g_prev;
 2. runs the two-loop recursion over the pairs, newest first: q = g; for each pair α = ρ sᵀq,
    q -= α y; then r = H0 q; then for each pair, oldest first, β = ρ yᵀr, r += s (α - β). H0 is
-   γ I with γ = sᵀy / (yᵀy + ε) of the newest pair (Penrose's), or, given ``h0``, the diagonal
-   matrix whose diagonal the caller wrote into ``.d`` (a scaling per unknown);
+   γ I with γ = sᵀy / (yᵀy + ε) of the newest pair (Penrose's), or, given ``h0`` (a scale per
+   unknown), diag(h0): ``step`` copies h0 into ``.d`` and calls the module's ``step_diagonal``;
 3. leaves r in ``.r`` (a numpy view, overwritten by the next step) and returns gᵀr, the Newton
    decrement with this H.
 
@@ -49,7 +49,7 @@ VECTORS = 6
 # integers are converted on entry: FastFunc's quick path takes f64 arguments only (mixed types cost
 # a few µs more in Python, here once per iteration).
 _INTEGER_PARAMS, _EPSD = range(4), 4
-# i32 locals: n, m, count, head; bytes of a vector; byte offset; pair index; ring slot; the five
+# i32 locals: n, m, count, head; bytes of a vector; byte offset; pair index; ring slot; the six
 # vectors; the rings, ρ, α; the pair a pass updates with and the pair whose dot product it sums
 _N, _M, _COUNT, _HEAD, _N8, _K, _J, _SLOT = range(5, 13)
 _XB, _GB, _XPB, _GPB, _RB, _DB, _SB, _YB, _RHO, _ALPHA, _SP, _YP, _DP = range(13, 26)

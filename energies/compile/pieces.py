@@ -1,25 +1,26 @@
 """A large energy's sums, cut into two pieces of each row list, each on its own instance, so that two
-cores can each run one.
+cores can each run one; and `beside`, the one way this package runs work on a second thread.
 
-Why: an evaluation of a large diagram is milliseconds of Wasm over thousands of listed rows (graph
-N = 1,024: 0.5 to 4 ms), and a second core halves it (docs/scaling.md). An instance runs on one
-thread at a time (its Store), so each piece has its own instance of the same compiled code, with
-its own copy of the tables.
+Why: an evaluation of a large diagram is milliseconds of Wasm over thousands of listed rows, and a
+second core halves it (docs/scaling.md). An instance runs on one thread at a time (its Store), so
+each piece has its own instance of the same compiled code, with its own copy of the goal tables.
 
 Rules:
 
-- An energy of at least ``SPLIT_MIN_ROWS`` rows, made while this process allows two threads
-  (`threads`), is summed in ``PIECES`` pieces: piece j lists the j-th of ``PIECES`` consecutive
-  parts of each kind's row list (sizes differing by one at most, the first the smallest); piece 1
-  runs on a helper thread while piece 0 runs on the caller's; φ = piece 0 + piece 1, in that order,
-  the culled constants in piece 0, and the gradient is the sum of the pieces'. Any other energy (every
-  registry diagram's among them) is one piece: one sum, on one instance, as before.
+- An energy of at least ``SPLIT_MIN_ROWS`` rows (one row per goal, all stages together), built
+  while this process allows two threads (`threads`), is summed in ``PIECES`` pieces for its whole
+  life: piece j lists the j-th of ``PIECES`` consecutive parts of each kind's row list (sizes
+  differing by one at most, the first the smallest); piece 1 runs on the helper thread while
+  piece 0 runs on the caller's; φ = piece 0 + piece 1, in that order, the culled constants in
+  piece 0, and the gradient is the sum of the pieces'. Any other energy (every registry diagram's
+  among them) is one piece: one sum, on one instance.
 - Summed in pieces, φ differs from the one-piece sum in its last bits. A large layout is not
-  bit-reproducible anyway: whether the culler lists a row depends on the evaluations' measured
-  cost (`culling.Culler.timed`), and each choice changes the order of the sums.
-- A process sets its threads once (`set_threads`): the service's layout workers allow one by
-  default, as their number already keeps the cores busy; elsewhere two where the process may use
-  two cores. A forked child starts its own helper thread.
+  guaranteed bit-reproducible anyway: whether the culler lists a row depends on the evaluations'
+  measured cost (`culling.Culler.timed`), and each choice changes the order of the sums.
+- `set_threads` sets the process's allowance (at most ``PIECES``): the service's layout workers
+  allow one by default, as their number already keeps the cores busy; elsewhere it is two where
+  the process may use two cores. An energy reads it when built; the culler's bounds calls
+  (`culling.CompiledBounds`) read it at each call. A forked child starts its own helper thread.
 - Every piece's call runs under its instance's time limit; an error in either is raised after both
   have ended, so no piece runs on after its evaluation returned.
 """

@@ -1,10 +1,10 @@
-"""A scale per unknown for L-BFGS's initial inverse Hessian H0, for problems of many unknowns.
+"""A scale per unknown for L-BFGS's initial inverse Hessian H0, for rounds over many unknowns.
 
 Penrose's L-BFGS starts its two-loop recursion from H0 = γ I, one scale γ = sᵀy / yᵀy for every
 unknown. In a large diagram that one scale is set by the stiffest unknowns: a label pressed against
 another under a penalty weight of 1e3 has curvature thousands of times a free label's, so every
-free label creeps at the stiff ones' step and the round takes thousands of iterations (graph N =
-1,024: 4,285 in the labels' first round). A scale per unknown lets each move at its own pace.
+free label creeps at the stiff ones' step and a round takes thousands of iterations. A scale per
+unknown lets each move at its own pace.
 
 The update is M1QN3's diagonal one (J. C. Gilbert and C. Lemaréchal, "Some numerical experiments
 with variable-storage quasi-Newton algorithms", Math. Programming 45, 1989): after each pair (s, y)
@@ -13,16 +13,18 @@ scaled D fit this pair's curvature on average), then given the diagonal of its B
 
     B⁺ᵢ = bᵢ - (bᵢ sᵢ)² / Σ bⱼ sⱼ² + yᵢ² / yᵀs,    bᵢ = (yᵀDy / yᵀs) / Dᵢ,    D⁺ᵢ = 1 / B⁺ᵢ.
 
-On a separable quadratic (y = A s, A diagonal) D = A⁻¹ is a fixed point. D starts as γ I at the
-first pair with sᵀy > 0 (until then H0 is Penrose's γ I). Each Dᵢ is kept within ``SPREAD`` times γ
-of the newest pair, either way: a coordinate whose pairs carry little curvature (sᵢ yᵢ near 0)
-would otherwise get a scale that sends it far in one step. Every sum is numpy's pairwise one, the
+On a separable quadratic (y = A s, A diagonal) D = A⁻¹ is a fixed point (where each 1 / aᵢ lies
+within the bounds below). Until the first pair with sᵀy > 0, H0 is Penrose's γ I; at that pair D is
+set to γ I and updated with it. Each Dᵢ is kept within a factor ``SPREAD`` of γ of the newest pair,
+either way: a coordinate whose pairs carry little curvature (sᵢ yᵢ near 0) would otherwise get a
+scale that sends it far in one step. Every sum is numpy's pairwise one, the
 same on every machine; the two-loop recursion stays Penrose's, in Wasm (adcore's ``LbfgsTwoLoop``
 with ``h0``).
 
-When it is used (`scaled`): from ``FROM_UNKNOWNS`` unknowns on. Below, Penrose's own γ I, so that
-every diagram of Penrose's registry (at most 502 unknowns) keeps Penrose's trajectory to the last
-bit. Measured effect: docs/scaling.md.
+When it is used (`scaled`): by Penrose's L-BFGS driver (`penrose_lbfgs`, the default; not
+L-BFGS-B's), in a round whose varying unknowns number ``FROM_UNKNOWNS`` or more. Below, Penrose's
+own γ I, so that every diagram of Penrose's registry (at most 502 unknowns) keeps Penrose's
+trajectory to the last bit. Measured effect, and the variants not kept: docs/optimizer-evidence.md.
 """
 
 from __future__ import annotations
