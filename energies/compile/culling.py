@@ -814,7 +814,8 @@ class InnerSort:
     Its listing is kept as marks change, not taken again over all the box's rows at every
     evaluation: the sum of the proved values (`settled`) is taken when values are settled, and the
     proved values of strayed rows (`strayed_settled`) are summed as rows stray; a row listed is
-    open or strayed. `listed()` is rebuilt only after a change."""
+    open or strayed. The listed rows are taken over all the box's rows only after strayed rows are
+    sorted again; a stray merges the rows it newly lists into them."""
 
     rows: np.ndarray  # the box's rows (`Sorted.rows` of the box)
     values: np.ndarray  # set through `settle_strays`, which keeps `open` and `settled` with it
@@ -826,7 +827,7 @@ class InnerSort:
     strayed_rows: int = 0  # how many rows reads_strayed marks
     settled: float = 0.0  # the sum of `values` where not open
     strayed_settled: float = 0.0  # the sum of `values` where not open and reads_strayed
-    _listed: Sorted | None = None  # `listed()` since the last change
+    _listed: np.ndarray | None = None  # `listed()`'s rows, kept up to date as rows stray
 
     @classmethod
     def of(cls, kind: GoalKind, rows: np.ndarray, values: np.ndarray, varying: np.ndarray) -> InnerSort:
@@ -884,16 +885,18 @@ class InnerSort:
         if len(at):
             self.reads_strayed[at] = True
             self.strayed_rows += len(at)
-            self.strayed_settled += float(self.values[at[~self.open[at]]].sum())
-            self._listed = None
+            closed = at[~self.open[at]]  # proved constant until now: listed from now on
+            self.strayed_settled += float(self.values[closed].sum())
+            if self._listed is not None and len(closed):
+                # two ascending runs: the stable sort (timsort) merges them in one pass
+                self._listed = np.sort(np.concatenate([self._listed, self.rows[closed]]), kind="stable")
         return len(at)
 
     def listed(self, box_constant: float) -> Sorted:
         """The rows listed (open or strayed), and the constant the others add to the box's."""
         if self._listed is None:
-            keep = self.open | self.reads_strayed
-            self._listed = Sorted(self.rows[keep], box_constant + (self.settled - self.strayed_settled), 0)
-        return self._listed
+            self._listed = self.rows[self.open | self.reads_strayed]
+        return Sorted(self._listed, box_constant + (self.settled - self.strayed_settled), 0)
 
 
 class InnerBox:

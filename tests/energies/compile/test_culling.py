@@ -684,3 +684,25 @@ def test_row_bounds_on_two_threads_are_the_bounds_on_one() -> None:
     assert c._row_bounds(k)._twin is not None  # the second half ran on the twin
     np.testing.assert_array_equal(one, two)
     assert 0 < np.isnan(one).sum() < len(rows)  # some pairs proved constant on the box, some not
+
+
+def test_the_rows_listed_as_unknowns_stray_are_the_open_or_strayed_rows() -> None:
+    from energies.compile.culling import InnerSort
+    from energies.grouping import grouping
+
+    rng = np.random.default_rng(11)
+    n_rows, n_unknowns = 3_000, 400
+    rows = np.sort(rng.choice(50_000, n_rows, replace=False))  # the box's rows, ascending
+    reads = rng.integers(0, n_unknowns, (n_rows, 2))  # each row reads two unknowns
+    order, starts = grouping(reads.ravel(), n_unknowns)
+    positions = np.repeat(np.arange(n_rows), 2)
+    values = np.where(rng.random(n_rows) < 0.2, np.nan, rng.normal(size=n_rows))
+    sort = InnerSort.settled_on(rows, values, (positions[order], starts))
+    for step in range(12):
+        if step == 6:  # strayed rows sorted again: some proved constant, some not
+            sort.settle_strays(lambda r: np.where(rng.random(len(r)) < 0.3, np.nan, 1.0))
+        sort.stray(np.unique(rng.integers(0, n_unknowns, rng.integers(1, 30))))
+        listed = sort.listed(0.0)
+        np.testing.assert_array_equal(listed.rows, rows[sort.open | sort.reads_strayed])
+        kept = ~(sort.open | sort.reads_strayed)
+        assert listed.constant == pytest.approx(float(sort.values[kept].sum()), rel=1e-12, abs=1e-12)
