@@ -28,7 +28,7 @@ Rules:
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
@@ -72,7 +72,8 @@ T = TypeVar("T")
 
 def beside(first: Callable[[], T], second: Callable[[], T]) -> tuple[T, T]:
     """`second` on the helper thread while `first` runs on the caller's; both results. An error in
-    either is raised once both have ended (piece 0's first), so nothing runs on after this returns."""
+    either is raised once both have ended (`first`'s before `second`'s), so nothing runs on after
+    this returns."""
     later = _pool().submit(second)
     try:
         a = first()
@@ -88,14 +89,14 @@ def cut(rows: np.ndarray, pieces: int) -> list[np.ndarray]:
 
 
 class Pieces:
-    """The instances an energy's sums run on: ``parts[0]``, the problem's own, and one more per extra
-    piece (module docstring)."""
+    """The instances an energy's sums run on: ``parts[0]``, the problem's own, and piece 1's
+    instance when it is summed in two (module docstring)."""
 
-    def __init__(self, first: Compiled, more: Sequence[Compiled] = ()) -> None:
-        self.parts = [first, *more]
+    def __init__(self, first: Compiled, second: Compiled | None = None) -> None:
+        self.parts = [first] if second is None else [first, second]
 
     def run(self, call: Callable[[Compiled, int], float]) -> float:
-        """`call(part, j)` for both pieces j, piece 1 on the helper thread (`beside`); their sum,
+        """`call(part, j)` for each piece j, piece 1 on the helper thread (`beside`); their sum,
         piece 0's first."""
         if len(self.parts) == 1:
             return call(self.parts[0], 0)

@@ -39,7 +39,7 @@ from .energy import (
 )
 from .goal_list import GoalList, split_goals
 from .kinds import GoalKind, Memo
-from .pieces import PIECES, SPLIT_MIN_ROWS, Pieces, cut, threads
+from .pieces import SPLIT_MIN_ROWS, Pieces, cut, threads
 
 
 @dataclass
@@ -145,33 +145,27 @@ class CompiledProblem:
         # compile (adcore.Compiled optimizes it once its baseline calls have cost a part of that),
         # unless their calls are long (EAGER_MIN_GOALS); with a shared disk cache the optimized
         # code is compiled once for every worker and replica
-        eager = disk_cache is not None or sum(kind.n_rows for kind in self.kinds) >= EAGER_MIN_GOALS
-        self.vg = Compiled(
-            found.energy_and_grad,
-            time_limit=time_limit,
-            bounds_checks=False,
-            cache_dir=disk_cache,
-            tier="auto" if eager else "deferred",
-        )
+        rows = sum(kind.n_rows for kind in self.kinds)
+        eager = disk_cache is not None or rows >= EAGER_MIN_GOALS
+
+        def instance() -> Compiled:
+            c = Compiled(
+                found.energy_and_grad,
+                time_limit=time_limit,
+                bounds_checks=False,
+                cache_dir=disk_cache,
+                tier="auto" if eager else "deferred",
+            )
+            self._write_tables(c)
+            return c
+
+        self.vg = instance()
         if cache is not None and not self.cache_hit:  # weighed by its Wasm, which Compiled has built
             found.wasm_bytes = self.vg.wasm_bytes
             cache.put(key, found)
         self.time_limit = time_limit
-        self._write_tables(self.vg)
-        more = []
-        if threads() > 1 and sum(kind.n_rows for kind in self.kinds) >= SPLIT_MIN_ROWS:  # (`pieces`)
-            for _ in range(PIECES - 1):
-                more.append(
-                    Compiled(
-                        found.energy_and_grad,
-                        time_limit=time_limit,
-                        bounds_checks=False,
-                        cache_dir=disk_cache,
-                        tier="auto" if eager else "deferred",
-                    )
-                )
-                self._write_tables(more[-1])
-        self.pieces = Pieces(self.vg, more)
+        split = threads() > 1 and rows >= SPLIT_MIN_ROWS  # summed in two pieces (`pieces`)
+        self.pieces = Pieces(self.vg, instance() if split else None)
         self.wasm_seconds = time.perf_counter() - t1
         carry = stage_carry(diagram)  # keeps a large structured diagram's objects together
         self.stages = [replace(self._stage(name), carry=carry) for name in diagram.stages]

@@ -51,11 +51,12 @@ class DiagonalScaling:
         ys = float(np.add.reduce(s * y))
         if not ys > 0.0:  # no curvature to learn from (and NaN): D as it was
             return self.d
-        gamma = ys / float(np.add.reduce(y * y))
+        yy = y * y
+        gamma = ys / float(np.add.reduce(yy))
         d = np.full(s.shape, gamma) if self.d is None else self.d
-        b = (float(np.add.reduce(y * y * d)) / ys) / d
+        b = (float(np.add.reduce(yy * d)) / ys) / d
         bs = b * s
-        updated = b - bs * bs / float(np.add.reduce(bs * s)) + y * y / ys
+        updated = b - bs * bs / float(np.add.reduce(bs * s)) + yy / ys
         with np.errstate(divide="ignore"):  # B⁺ᵢ > 0 in exact arithmetic; 0 after rounding is clipped
             self.d = np.clip(1.0 / np.maximum(updated, 0.0), gamma / SPREAD, gamma * SPREAD)
         return self.d

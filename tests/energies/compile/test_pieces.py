@@ -87,7 +87,8 @@ class _Part:
 
 
 def _run(parts: list[_Part]) -> float:
-    return Pieces(parts[0], parts[1:]).run(lambda part, j: part())  # type: ignore[arg-type,misc]
+    first, second = parts
+    return Pieces(first, second).run(lambda part, j: part())  # type: ignore[arg-type,misc]
 
 
 def test_the_second_piece_runs_on_another_thread_and_adds_after_the_first() -> None:
